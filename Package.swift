@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+//
+// Interlock: Apple's synchronization toolkit (OSAtomic, OSSpinLock, NSLock, NSRecursiveLock,
+// NSCondition, NSConditionLock, NSDistributedLock, OSAtomicEnqueue/OSAtomicFifoEnqueue) for
+// Swift on Linux. The library imports neither Foundation nor Dispatch; its one system
+// dependency is liburcu (Debian/Ubuntu: liburcu-dev), used by the lock-free queues.
+//
+// The benchmarks live in their own package (Benchmarks/) so that users of the library never
+// fetch their dependencies.
+import PackageDescription
+
+let package = Package(
+    name: "Interlock",
+    products: [
+        .library(name: "Interlock", targets: ["Interlock"]),
+        .executable(name: "interlock-stress", targets: ["interlock-stress"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+    ],
+    targets: [
+        // liburcu, found with pkg-config; SwiftPM prints the apt-get hint when it is missing.
+        .systemLibrary(
+            name: "CLibURCU",
+            path: "SystemLibraries/CLibURCU",
+            pkgConfig: "liburcu-bp",
+            providers: [.apt(["liburcu-dev"])]
+        ),
+        // The C shim: atomics, fences, spin hints, futexes, RCU glue. Symbols prefixed ilk_.
+        .target(
+            name: "CInterlock",
+            dependencies: ["CLibURCU"],
+            path: "CShims"
+        ),
+        .target(
+            name: "Interlock",
+            dependencies: ["CInterlock"],
+            path: "Sources/Interlock"
+        ),
+        .executableTarget(
+            name: "interlock-stress",
+            dependencies: [
+                "Interlock",
+                "CInterlock",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "StressTests"
+        ),
+        .testTarget(
+            name: "InterlockTests",
+            dependencies: ["Interlock", "CInterlock"],
+            path: "Tests/InterlockTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6],
+    cLanguageStandard: .gnu11
+)
