@@ -5,6 +5,9 @@
 #                 with ThreadSanitizer. Any failure or TSan report fails the command.
 #
 # Both install liburcu-dev first when it is missing and they can (scripts/ensure-deps.sh).
+#
+#   make bench         every benchmark (Benchmarks/, a separate package), package-benchmark's tables
+#   make bench-ratios  the same run, then Interlock's ratio to the fastest peer per workload
 
 SWIFT ?= swift
 # A TSan report makes the process exit non-zero at once instead of carrying on.
@@ -12,10 +15,14 @@ export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
 STRESS_ARGS ?=
 
-.PHONY: stress test deps unit unit-tsan stress-tsan bench
+.PHONY: stress test deps bench-deps unit unit-tsan stress-tsan bench bench-ratios
 
 deps:
 	@scripts/ensure-deps.sh
+
+# The benchmark peers' packages too (Concurrency Kit, Boost), after liburcu.
+bench-deps:
+	@scripts/ensure-bench-deps.sh
 
 stress: deps
 	$(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
@@ -31,5 +38,13 @@ unit-tsan: deps
 stress-tsan: deps
 	$(SWIFT) run -c release --sanitize=thread --scratch-path $(TSAN_SCRATCH) interlock-stress --seconds 1
 
-bench: deps
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
+# Benchmarks (Benchmarks/README.md). BENCH_ARGS narrows a run, e.g. BENCH_ARGS="--target AtomicsBenchmarks".
+BENCH_ARGS ?=
+
+bench: bench-deps
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark $(BENCH_ARGS)
+
+# Runs the suite into the baseline "ratios", then prints Interlock's ratio to the fastest peer.
+bench-ratios: bench-deps
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark baseline update ratios --no-progress $(BENCH_ARGS)
+	cd Benchmarks && python3 ratios.py --baseline ratios

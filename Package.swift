@@ -48,9 +48,16 @@ let package = Package(
             ],
             path: "StressTests"
         ),
+        // Child process for DistributedLock's multi-process tests; built with the tests (a
+        // dependency of InterlockTests), which find it next to the test bundle.
+        .executableTarget(
+            name: "interlock-dlock-helper",
+            dependencies: ["Interlock"],
+            path: "Tests/DistributedLockHelper"
+        ),
         .testTarget(
             name: "InterlockTests",
-            dependencies: ["Interlock", "CInterlock"],
+            dependencies: ["Interlock", "CInterlock", "interlock-dlock-helper"],
             path: "Tests/InterlockTests"
         ),
     ],

@@ -24,11 +24,25 @@ typedef struct {
 static ilk_fallback_bucket ilk_buckets[ILK_FALLBACK_BUCKETS];
 static pthread_once_t ilk_buckets_once = PTHREAD_ONCE_INIT;
 
+/* Timed waits measure on CLOCK_MONOTONIC where the platform lets a condvar use it (the futex
+ * contract's clock), on CLOCK_REALTIME elsewhere. */
+#if defined(__APPLE__)
+#define ILK_FALLBACK_CLOCK CLOCK_REALTIME
+#else
+#define ILK_FALLBACK_CLOCK CLOCK_MONOTONIC
+#endif
+
 static void ilk_buckets_init(void) {
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+#if !defined(__APPLE__)
+    pthread_condattr_setclock(&attr, ILK_FALLBACK_CLOCK);
+#endif
     for (int i = 0; i < ILK_FALLBACK_BUCKETS; i++) {
         pthread_mutex_init(&ilk_buckets[i].mutex, NULL);
-        pthread_cond_init(&ilk_buckets[i].cond, NULL);
+        pthread_cond_init(&ilk_buckets[i].cond, &attr);
     }
+    pthread_condattr_destroy(&attr);
 }
 
 static ilk_fallback_bucket *ilk_bucket_for(const uint32_t *word) {
@@ -48,7 +62,7 @@ int ilk_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns) {
         pthread_cond_wait(&b->cond, &b->mutex);
     } else {
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
+        clock_gettime(ILK_FALLBACK_CLOCK, &ts);
         int64_t total = (int64_t)ts.tv_nsec + timeout_ns % 1000000000;
         ts.tv_sec += (time_t)(timeout_ns / 1000000000 + total / 1000000000);
         ts.tv_nsec = (long)(total % 1000000000);

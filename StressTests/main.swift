@@ -1,7 +1,15 @@
-import Interlock
-@inline(never) func inc(_ a: AtomicInt64) -> Int64 { a.increment() }
-@inline(never) func casloop(_ a: AtomicInt64) { var v = a.load(ordering: .relaxed); while true { let r = a.compareExchange(expected: v, desired: v &+ 1); if r.exchanged { break }; v = r.original } }
-@inline(never) func ld(_ a: AtomicInt32) -> Int32 { a.load(ordering: .acquire) }
-@inline(never) func tas(_ a: AtomicUInt32) -> Bool { a.testAndSet(bit: 3) }
-let a = AtomicInt64(1)
-print(inc(a)); casloop(a); print(ld(AtomicInt32(3)), tas(AtomicUInt32(0)))
+// The entry point of `interlock-stress`: parse the command line, then run the chosen workloads,
+// list them, or act as a child process for a workload that spawns the harness again.
+//
+// Exit codes (API.md, "Stress harness"): 0 when every invariant held, 1 when one was violated
+// (or the run could not be carried out), 2 on bad arguments, with a usage message on stderr.
+// ArgumentParser exits 64 (EX_USAGE) on validation errors by default, so parsing is done here
+// rather than through `ParsableCommand.main()`.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+exit(StressCommand.runFromCommandLine())

@@ -6,6 +6,8 @@
  *   ilk_osatomic.h  the OSAtomic table (Add, Increment, ..., barrier and barrier-free)
  *   ilk_fence.h     fences, compiler barrier, spin-wait hint, thread yield
  *   ilk_futex.h     futex wait/wake/requeue, clocks, current thread id
+ *   ilk_rcu.h       liburcu (urcu-bp) read-side sections and batched deferred frees
+ *   ilk_node_pool.h recycling of small nodes through RCU grace periods (LockFreeStack)
  */
 #ifndef CINTERLOCK_H
 #define CINTERLOCK_H
@@ -15,5 +17,7 @@
 #include "ilk_fence.h"
 #include "ilk_futex.h"
 #include "ilk_osatomic.h"
+#include "ilk_rcu.h"
+#include "ilk_node_pool.h"
 
 #endif /* CINTERLOCK_H */

@@ -27,7 +27,8 @@
  *       moves up to `requeue` others to wait on `target` instead (no thundering herd on a
  *       condition broadcast). Returns the number woken plus requeued, or -1 when *word
  *       changed (the caller retries or wakes all). The fallback wakes everyone instead.
- *   ilk_current_thread_id()         the kernel thread id (gettid), cached per thread; never 0.
+ *   ilk_current_thread_id()         the kernel thread id (gettid), cached per thread (the cache
+ *                                   is reset in the child of fork()); never 0.
  *   ilk_clock_boottime_ns() / ilk_clock_monotonic_ns()   the clocks, in nanoseconds.
  */
 #ifndef ILK_FUTEX_H
@@ -111,9 +112,15 @@ ILK_INLINE int ilk_futex_requeue(uint32_t *word, uint32_t expected, int32_t wake
     return r < 0 ? -1 : (int)r;
 }
 
+/* The calling thread's cached kernel id; 0 until first read. One variable for the whole
+ * process (defined in ilk_shim.c), reset in a fork()'s child by a pthread_atfork handler, where
+ * the surviving thread has a new id. */
+extern _Thread_local uint32_t ilk_thread_id_cache;
+uint32_t ilk_thread_id_slow(void);
+
 ILK_INLINE uint32_t ilk_current_thread_id(void) {
-    static _Thread_local uint32_t cached;
-    if (__builtin_expect(cached == 0, 0)) cached = (uint32_t)syscall(SYS_gettid);
+    uint32_t cached = ilk_thread_id_cache;
+    if (__builtin_expect(cached == 0, 0)) cached = ilk_thread_id_slow();
     return cached;
 }
 

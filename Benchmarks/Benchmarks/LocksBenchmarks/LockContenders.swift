@@ -1,0 +1,273 @@
+// The contenders of the lock benchmarks: one type per lock and library, each doing the
+// benchmark's critical section — add one to a plain Int — its natural way. Interlock's types
+// are used directly; NSLock and NSRecursiveLock from Foundation; Swift's Synchronization.Mutex
+// (which holds the Int itself); NIO's NIOLock; glibc's pthread locks through LockPeers'
+// inline wrappers (the same call into glibc a C program makes).
+//
+// The protected Int lives in its own allocation (`PlainCounter`) and is reached through a
+// pointer, so no contender pays Swift's dynamic exclusivity check on a class property.
+// Every contender is a final class created once per benchmark and captured in a `let`, and the
+// workloads are generic over it: each closure is a specialized loop, no existential, no
+// retain/release per operation.
+
+import Foundation
+import Interlock
+import LockPeers
+import NIOConcurrencyHelpers
+import Synchronization
+
+/// A plain Int at a stable address, 128-byte aligned: the data a lock protects.
+final class PlainCounter: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Int>
+    init() {
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 128)
+        pointer = raw.bindMemory(to: Int.self, capacity: 1)
+        pointer.initialize(to: 0)
+    }
+    deinit { UnsafeMutableRawPointer(pointer).deallocate() }
+}
+
+/// A mutual-exclusion lock protecting one counter.
+protocol CounterLock: AnyObject, Sendable {
+    /// The contender's name in benchmark names: `<Workload> / <threads> / <contenderName>`.
+    static var contenderName: String { get }
+    init()
+    /// Lock; add one to the counter; unlock.
+    func incrementUnderLock()
+    /// The counter, read under the lock (after a benchmark, to verify it).
+    func countUnderLock() -> Int
+}
+
+// MARK: - Mutexes
+
+/// Interlock's `Lock` (futex mutex).
+final class InterlockLockContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "Interlock Lock" }
+    let lock = Interlock.Lock()  // qualified: NIOConcurrencyHelpers has a `Lock` too
+    let counter = PlainCounter()
+    @inline(__always) func incrementUnderLock() {
+        lock.lock()
+        counter.pointer.pointee += 1
+        lock.unlock()
+    }
+    func countUnderLock() -> Int { lock.withLock { counter.pointer.pointee } }
+}
+
+/// glibc's `pthread_mutex_t` with default attributes.
+final class PthreadMutexContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "pthread mutex" }
+    let mutex = ilk_peer_mutex_create(Int32(ILK_PEER_MUTEX_DEFAULT))!
+    let counter = PlainCounter()
+    deinit { ilk_peer_mutex_destroy(mutex) }
+    @inline(__always) func incrementUnderLock() {
+        ilk_peer_mutex_lock(mutex)
+        counter.pointer.pointee += 1
+        ilk_peer_mutex_unlock(mutex)
+    }
+    func countUnderLock() -> Int {
+        ilk_peer_mutex_lock(mutex)
+        defer { ilk_peer_mutex_unlock(mutex) }
+        return counter.pointer.pointee
+    }
+}
+
+/// glibc's `pthread_mutex_t` of kind `PTHREAD_MUTEX_ADAPTIVE_NP` (spins, then sleeps).
+final class PthreadAdaptiveMutexContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "pthread mutex adaptive" }
+    let mutex = ilk_peer_mutex_create(Int32(ILK_PEER_MUTEX_ADAPTIVE))!
+    let counter = PlainCounter()
+    deinit { ilk_peer_mutex_destroy(mutex) }
+    @inline(__always) func incrementUnderLock() {
+        ilk_peer_mutex_lock(mutex)
+        counter.pointer.pointee += 1
+        ilk_peer_mutex_unlock(mutex)
+    }
+    func countUnderLock() -> Int {
+        ilk_peer_mutex_lock(mutex)
+        defer { ilk_peer_mutex_unlock(mutex) }
+        return counter.pointer.pointee
+    }
+}
+
+/// Foundation's `NSLock` (swift-corelibs-foundation: a pthread mutex).
+final class NSLockContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "NSLock" }
+    let lock = NSLock()
+    let counter = PlainCounter()
+    @inline(__always) func incrementUnderLock() {
+        lock.lock()
+        counter.pointer.pointee += 1
+        lock.unlock()
+    }
+    func countUnderLock() -> Int { lock.withLock { counter.pointer.pointee } }
+}
+
+/// Swift's `Synchronization.Mutex<Int>` (priority-inheritance futex on Linux), holding the Int.
+final class SynchronizationMutexContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "Synchronization.Mutex" }
+    let mutex = Mutex<Int>(0)
+    @inline(__always) func incrementUnderLock() {
+        mutex.withLock { $0 += 1 }
+    }
+    func countUnderLock() -> Int { mutex.withLock { $0 } }
+}
+
+/// swift-nio's `NIOLock` (a pthread mutex in a ManagedBuffer).
+final class NIOLockContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "NIOLock" }
+    let lock = NIOLock()
+    let counter = PlainCounter()
+    @inline(__always) func incrementUnderLock() {
+        lock.lock()
+        counter.pointer.pointee += 1
+        lock.unlock()
+    }
+    func countUnderLock() -> Int { lock.withLock { counter.pointer.pointee } }
+}
+
+// MARK: - Spin locks
+
+/// Interlock's `SpinLock`.
+final class InterlockSpinLockContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "Interlock SpinLock" }
+    let lock = SpinLock()
+    let counter = PlainCounter()
+    @inline(__always) func incrementUnderLock() {
+        lock.lock()
+        counter.pointer.pointee += 1
+        lock.unlock()
+    }
+    func countUnderLock() -> Int { lock.withLock { counter.pointer.pointee } }
+}
+
+/// glibc's `pthread_spinlock_t`.
+final class PthreadSpinContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "pthread spinlock" }
+    let spin = ilk_peer_spin_create()!
+    let counter = PlainCounter()
+    deinit { ilk_peer_spin_destroy(spin) }
+    @inline(__always) func incrementUnderLock() {
+        ilk_peer_spin_lock(spin)
+        counter.pointer.pointee += 1
+        ilk_peer_spin_unlock(spin)
+    }
+    func countUnderLock() -> Int {
+        ilk_peer_spin_lock(spin)
+        defer { ilk_peer_spin_unlock(spin) }
+        return counter.pointer.pointee
+    }
+}
+
+// MARK: - Recursive locks
+
+/// Interlock's `RecursiveLock`.
+final class InterlockRecursiveLockContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "Interlock RecursiveLock" }
+    let lock = RecursiveLock()
+    let counter = PlainCounter()
+    @inline(__always) func incrementUnderLock() {
+        lock.lock()
+        counter.pointer.pointee += 1
+        lock.unlock()
+    }
+    func countUnderLock() -> Int { lock.withLock { counter.pointer.pointee } }
+}
+
+/// glibc's `pthread_mutex_t` of kind `PTHREAD_MUTEX_RECURSIVE`.
+final class PthreadRecursiveMutexContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "pthread recursive mutex" }
+    let mutex = ilk_peer_mutex_create(Int32(ILK_PEER_MUTEX_RECURSIVE))!
+    let counter = PlainCounter()
+    deinit { ilk_peer_mutex_destroy(mutex) }
+    @inline(__always) func incrementUnderLock() {
+        ilk_peer_mutex_lock(mutex)
+        counter.pointer.pointee += 1
+        ilk_peer_mutex_unlock(mutex)
+    }
+    func countUnderLock() -> Int {
+        ilk_peer_mutex_lock(mutex)
+        defer { ilk_peer_mutex_unlock(mutex) }
+        return counter.pointer.pointee
+    }
+}
+
+/// Foundation's `NSRecursiveLock`.
+final class NSRecursiveLockContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "NSRecursiveLock" }
+    let lock = NSRecursiveLock()
+    let counter = PlainCounter()
+    @inline(__always) func incrementUnderLock() {
+        lock.lock()
+        counter.pointer.pointee += 1
+        lock.unlock()
+    }
+    func countUnderLock() -> Int { lock.withLock { counter.pointer.pointee } }
+}
+
+// MARK: - Reader-writer locks
+
+/// A reader-writer lock protecting one counter.
+protocol CounterRWLock: AnyObject, Sendable {
+    static var contenderName: String { get }
+    init()
+    /// Read-lock; read the counter; unlock.
+    func readUnderLock() -> Int
+    /// Write-lock; add one to the counter; unlock.
+    func incrementUnderWriteLock()
+}
+
+/// Interlock's `ReadWriteLock`.
+final class InterlockRWLockContender: CounterRWLock, @unchecked Sendable {
+    static var contenderName: String { "Interlock ReadWriteLock" }
+    let lock = ReadWriteLock()
+    let counter = PlainCounter()
+    @inline(__always) func readUnderLock() -> Int {
+        lock.lockRead()
+        let value = counter.pointer.pointee
+        lock.unlockRead()
+        return value
+    }
+    @inline(__always) func incrementUnderWriteLock() {
+        lock.lockWrite()
+        counter.pointer.pointee += 1
+        lock.unlockWrite()
+    }
+}
+
+/// glibc's `pthread_rwlock_t`, default kind (prefers readers).
+final class PthreadRWLockContender: CounterRWLock, @unchecked Sendable {
+    static var contenderName: String { "pthread rwlock" }
+    let rwlock = ilk_peer_rwlock_create(Int32(ILK_PEER_RWLOCK_DEFAULT))!
+    let counter = PlainCounter()
+    deinit { ilk_peer_rwlock_destroy(rwlock) }
+    @inline(__always) func readUnderLock() -> Int {
+        ilk_peer_rwlock_rdlock(rwlock)
+        let value = counter.pointer.pointee
+        ilk_peer_rwlock_unlock(rwlock)
+        return value
+    }
+    @inline(__always) func incrementUnderWriteLock() {
+        ilk_peer_rwlock_wrlock(rwlock)
+        counter.pointer.pointee += 1
+        ilk_peer_rwlock_unlock(rwlock)
+    }
+}
+
+/// glibc's `pthread_rwlock_t` of kind `PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP`.
+final class PthreadWriterPreferringRWLockContender: CounterRWLock, @unchecked Sendable {
+    static var contenderName: String { "pthread rwlock prefer-writer" }
+    let rwlock = ilk_peer_rwlock_create(Int32(ILK_PEER_RWLOCK_PREFER_WRITER))!
+    let counter = PlainCounter()
+    deinit { ilk_peer_rwlock_destroy(rwlock) }
+    @inline(__always) func readUnderLock() -> Int {
+        ilk_peer_rwlock_rdlock(rwlock)
+        let value = counter.pointer.pointee
+        ilk_peer_rwlock_unlock(rwlock)
+        return value
+    }
+    @inline(__always) func incrementUnderWriteLock() {
+        ilk_peer_rwlock_wrlock(rwlock)
+        counter.pointer.pointee += 1
+        ilk_peer_rwlock_unlock(rwlock)
+    }
+}

@@ -1,0 +1,134 @@
+// The lock benchmarks (issue 3): Interlock's Lock, SpinLock, RecursiveLock and ReadWriteLock
+// against their peers, all in one run.
+//
+// Workloads (the critical section always adds one to a plain Int, or reads it):
+//   "<Kind> lock+unlock / 1 thread"       uncontended: one thread, lock, add, unlock
+//   "<Kind> shared counter / N threads"   N threads (2; 4 oversubscribes the 2-core machine)
+//                                         each do their share of lock, add, unlock on ONE lock
+//   "ReadWriteLock read lock+unlock / 1 thread", "... write lock+unlock / 1 thread"
+//   "ReadWriteLock 95% reads / N threads" every 20th operation of each thread writes (adds one
+//                                         under the write lock), the rest read under the read lock
+// where <Kind> is Mutex (Lock vs pthread default and adaptive, NSLock, Synchronization.Mutex,
+// NIOLock), SpinLock (vs pthread spinlock) or RecursiveLock (vs pthread recursive, NSRecursiveLock).
+//
+// Measurement: an iteration performs 1,000 operations over all its threads (a ThreadTeam starts
+// them together; helpers exist before the first iteration); the scaling factor is 1,000, so the
+// scaled wall clock is the time per operation of the whole system. Teardown checks that the
+// counter holds exactly the increments that were timed.
+//
+// Names: "<Workload> / <n> thread(s) / <Contender>", the convention ratios.py groups on.
+
+import Benchmark
+import BenchmarkSupport
+
+/// Operations per iteration, over all threads.
+let operationsPerIteration = 1_000
+
+var locksConfiguration: Benchmark.Configuration { Benchmark.Configuration(
+    metrics: [.wallClock, .throughput],
+    timeUnits: .nanoseconds,
+    warmupIterations: 200,
+    scalingFactor: .kilo,
+    maxDuration: .milliseconds(1_000),
+    maxIterations: 20_000
+) }
+
+func threadsLabel(_ threads: Int) -> String { threads == 1 ? "1 thread" : "\(threads) threads" }
+
+/// Registers `workload / threads / Contender`: each thread adds one under the lock, its share
+/// of the iteration's operations.
+func registerCounter<Contender: CounterLock>(_: Contender.Type, kind: String, workload: String, threads: Int) {
+    precondition(operationsPerIteration % threads == 0, "LocksBenchmarks: \(threads) threads do not split the work")
+    let contender = Contender()
+    let share = operationsPerIteration / threads
+    let team = ThreadTeam(threads: threads) { _ in
+        for _ in 0..<share { contender.incrementUnderLock() }
+    }
+    Benchmark(
+        "\(kind) \(workload) / \(threadsLabel(threads)) / \(Contender.contenderName)",
+        configuration: locksConfiguration,
+        closure: { _ in team.round() },
+        setup: { team.start() },
+        teardown: {
+            team.stop()
+            let expected = team.completedRounds * operationsPerIteration
+            let found = contender.countUnderLock()
+            precondition(found == expected,
+                         "LocksBenchmarks: \(Contender.contenderName) counted \(found), expected \(expected)")
+        }
+    )
+}
+
+/// What a reader-writer benchmark does per operation.
+enum RWMix: Sendable {
+    case readOnly, writeOnly, readMostly
+    var name: String {
+        switch self {
+        case .readOnly: "read lock+unlock"
+        case .writeOnly: "write lock+unlock"
+        case .readMostly: "95% reads"
+        }
+    }
+}
+
+func registerRW<Contender: CounterRWLock>(_: Contender.Type, mix: RWMix, threads: Int) {
+    let contender = Contender()
+    let share = operationsPerIteration / threads
+    let writesPerShare = mix == .writeOnly ? share : mix == .readMostly ? (share + 19) / 20 : 0  // i % 20 == 0
+    let team = ThreadTeam(threads: threads) { _ in
+        var sum = 0
+        switch mix {
+        case .readOnly:
+            for _ in 0..<share { sum &+= contender.readUnderLock() }
+        case .writeOnly:
+            for _ in 0..<share { contender.incrementUnderWriteLock() }
+        case .readMostly:
+            for i in 0..<share {
+                if i % 20 == 0 {
+                    contender.incrementUnderWriteLock()
+                } else {
+                    sum &+= contender.readUnderLock()
+                }
+            }
+        }
+        blackHole(sum)
+    }
+    Benchmark(
+        "ReadWriteLock \(mix.name) / \(threadsLabel(threads)) / \(Contender.contenderName)",
+        configuration: locksConfiguration,
+        closure: { _ in team.round() },
+        setup: { team.start() },
+        teardown: {
+            team.stop()
+            let expected = team.completedRounds * writesPerShare * threads
+            let found = contender.readUnderLock()
+            precondition(found == expected,
+                         "LocksBenchmarks: \(Contender.contenderName) counted \(found) writes, expected \(expected)")
+        }
+    )
+}
+
+let benchmarks: @Sendable () -> Void = {
+    // Contenders of one group are registered next to each other, so they run close in time.
+    for threads in [1, 2, 4] {
+        let workload = threads == 1 ? "lock+unlock" : "shared counter"
+        registerCounter(InterlockLockContender.self, kind: "Mutex", workload: workload, threads: threads)
+        registerCounter(PthreadMutexContender.self, kind: "Mutex", workload: workload, threads: threads)
+        registerCounter(PthreadAdaptiveMutexContender.self, kind: "Mutex", workload: workload, threads: threads)
+        registerCounter(NSLockContender.self, kind: "Mutex", workload: workload, threads: threads)
+        registerCounter(SynchronizationMutexContender.self, kind: "Mutex", workload: workload, threads: threads)
+        registerCounter(NIOLockContender.self, kind: "Mutex", workload: workload, threads: threads)
+
+        registerCounter(InterlockSpinLockContender.self, kind: "SpinLock", workload: workload, threads: threads)
+        registerCounter(PthreadSpinContender.self, kind: "SpinLock", workload: workload, threads: threads)
+
+        registerCounter(InterlockRecursiveLockContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
+        registerCounter(PthreadRecursiveMutexContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
+        registerCounter(NSRecursiveLockContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
+    }
+    for (mix, threads) in [(RWMix.readOnly, 1), (.writeOnly, 1), (.readMostly, 2), (.readMostly, 4)] {
+        registerRW(InterlockRWLockContender.self, mix: mix, threads: threads)
+        registerRW(PthreadRWLockContender.self, mix: mix, threads: threads)
+        registerRW(PthreadWriterPreferringRWLockContender.self, mix: mix, threads: threads)
+    }
+}

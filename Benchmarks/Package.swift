@@ -1,0 +1,161 @@
+// swift-tools-version:6.1
+//
+// Interlock's benchmarks: a separate package, so that users of the library never fetch
+// package-benchmark, swift-atomics or any peer's dependencies.
+//
+// Layout (see README.md):
+//   Benchmarks/<Name>Benchmarks/  one executable benchmark target per family of primitives
+//                                 (Atomics, Locks, Condition, DistributedLock, Queue), run
+//                                 through ordo-one's BenchmarkPlugin
+//   Sources/*Peers/               C and C++ peers, static inline where they can be, symbols
+//                                 prefixed ilk_peer_ (CPeers: the __atomic builtins; LockPeers,
+//                                 ConditionPeers, CQueuePeers, CBoostQueuePeers)
+//   Sources/BenchmarkSupport/     the shared harness: parked helper threads that start together
+//   Tests/                        the harness's tests (swift test) and ratios.py's (python3)
+//   ratios.py                     turns a run into per-workload ratio tables
+//
+// Every benchmark is named "<Workload> / <threads> / <Contender>"; ratios.py groups on it.
+import PackageDescription
+
+let package = Package(
+    name: "InterlockBenchmarks",
+    dependencies: [
+        .package(name: "Interlock", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-atomics.git", exact: "1.3.0"),
+    ],
+    targets: [
+        // C peers, compiled with the same optimizer as the shim (static inline in the header).
+        .target(
+            name: "CPeers",
+            path: "Sources/CPeers"
+        ),
+        // Thread team and fairness helpers shared by every benchmark target.
+        .target(
+            name: "BenchmarkSupport",
+            path: "Sources/BenchmarkSupport"
+        ),
+        .testTarget(
+            name: "BenchmarkSupportTests",
+            dependencies: ["BenchmarkSupport"],
+            path: "Tests/BenchmarkSupportTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6],
+    cLanguageStandard: .gnu11
+)
+
+// One executable per benchmark family; `swift package benchmark` finds them through the plugin.
+package.targets += [
+    .executableTarget(
+        name: "AtomicsBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Interlock", package: "Interlock"),
+            .product(name: "Atomics", package: "swift-atomics"),
+            "CPeers",
+            "BenchmarkSupport",
+        ],
+        path: "Benchmarks/AtomicsBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+        ]
+    ),
+]
+
+// Condition and ConditionLock (issue 3): the pthread peers in their own C target.
+package.targets += [
+    .target(
+        name: "ConditionPeers",
+        path: "Sources/ConditionPeers"
+    ),
+    .executableTarget(
+        name: "ConditionBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Interlock", package: "Interlock"),
+            "ConditionPeers",
+            "BenchmarkSupport",
+        ],
+        path: "Benchmarks/ConditionBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+        ]
+    ),
+]
+
+// Lock-free queues and stacks (issue 5): the C peers (liburcu with the urcu-memb flavor,
+// Concurrency Kit, pthread mutex) and the C++ Boost.Lockfree peers behind a C API.
+// System packages: liburcu-dev, libck-dev, libboost-dev (scripts/ensure-bench-deps.sh).
+package.targets += [
+    .target(
+        name: "CQueuePeers",
+        path: "Sources/CQueuePeers",
+        linkerSettings: [
+            .linkedLibrary("urcu-memb"),
+            .linkedLibrary("urcu-cds"),
+            .linkedLibrary("urcu-common"),
+            .linkedLibrary("ck"),
+        ]
+    ),
+    .target(
+        name: "CBoostQueuePeers",
+        path: "Sources/CBoostQueuePeers"
+    ),
+    .executableTarget(
+        name: "QueueBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Interlock", package: "Interlock"),
+            "CQueuePeers",
+            "CBoostQueuePeers",
+            "BenchmarkSupport",
+        ],
+        path: "Benchmarks/QueueBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+        ]
+    ),
+]
+
+// DistributedLock (issue 4): tryLock+unlock beside flock(2), an O_CREAT|O_EXCL lock file and
+// mkdir/rmdir, in one run. Peers are plain system calls, so no C target.
+package.targets += [
+    .executableTarget(
+        name: "DistributedLockBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Interlock", package: "Interlock"),
+        ],
+        path: "Benchmarks/DistributedLockBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+        ]
+    ),
+]
+
+// Locks (issue 3): Lock, SpinLock, RecursiveLock, ReadWriteLock against the pthread peers
+// (their own C target), Foundation's NSLock/NSRecursiveLock, Synchronization.Mutex and NIOLock.
+package.dependencies += [
+    .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.2"),
+]
+package.targets += [
+    .target(
+        name: "LockPeers",
+        path: "Sources/LockPeers"
+    ),
+    .executableTarget(
+        name: "LocksBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Interlock", package: "Interlock"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            "LockPeers",
+            "BenchmarkSupport",
+        ],
+        path: "Benchmarks/LocksBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+        ]
+    ),
+]

@@ -1,0 +1,123 @@
+// ThreadTeam's contract: every thread runs its share exactly once per round, all shares of a
+// round run at the same time, a helper's writes are visible when round() returns, and a team
+// can be stopped and started again. Sizes shrink under ThreadSanitizer.
+
+import BenchmarkSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whether ThreadSanitizer's runtime is linked in (it defines `__tsan_init`).
+private let underThreadSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
+
+/// Fewer rounds under ThreadSanitizer, which slows every atomic access by an order of magnitude.
+private let rounds = underThreadSanitizer ? 200 : 2_000
+
+/// Per-thread plain (non-atomic) slots: each thread writes only its own, the test reads them
+/// after round() returns, so ThreadSanitizer checks the team's happens-before edges.
+private final class Slots: @unchecked Sendable {
+    let values: UnsafeMutableBufferPointer<Int>
+
+    init(count: Int) {
+        values = .allocate(capacity: count)
+        values.initialize(repeating: 0)
+    }
+
+    deinit { values.deallocate() }
+}
+
+@Suite("ThreadTeam")
+struct ThreadTeamTests {
+    @Test("a team of one runs the work on the caller, once per round, without threads")
+    func singleThread() {
+        let caller = pthread_self()
+        let slots = Slots(count: 1)
+        let ranOnCaller = Atomic<Bool>(true)
+        let team = ThreadTeam(threads: 1) { index in
+            if pthread_equal(pthread_self(), caller) == 0 { ranOnCaller.store(false, ordering: .relaxed) }
+            slots.values[index] += 1
+        }
+        team.start()
+        for _ in 0..<10 { team.round() }
+        team.stop()
+        let alwaysOnCaller = ranOnCaller.load(ordering: .relaxed)
+        #expect(slots.values[0] == 10)
+        #expect(alwaysOnCaller)
+    }
+
+    @Test("every thread runs its share exactly once per round, visible when round() returns", arguments: [2, 3])
+    func everyShareOncePerRound(threads: Int) {
+        let slots = Slots(count: threads)
+        let team = ThreadTeam(threads: threads) { index in
+            // Helpers finish after the caller, so a round() that returned before its helpers
+            // finished would be seen (and reported by ThreadSanitizer as a race).
+            if index != 0 {
+                for _ in 0..<5 { sched_yield() }
+            }
+            slots.values[index] += 1
+        }
+        team.start()
+        for round in 1...rounds {
+            team.round()
+            let counts = Array(slots.values)
+            #expect(counts == Array(repeating: round, count: threads), "after round \(round)")
+            if counts != Array(repeating: round, count: threads) { break }
+        }
+        team.stop()
+    }
+
+    @Test("the shares of a round run at the same time")
+    func sharesRunConcurrently() {
+        // Each share waits (with a deadline) until every share of the round has arrived: this
+        // completes only if the team runs them concurrently rather than one after another.
+        let threads = 3
+        let arrived = Atomic<Int>(0)
+        let timedOut = Atomic<Int>(0)
+        let team = ThreadTeam(threads: threads) { _ in
+            let target = arrived.add(1, ordering: .relaxed).newValue
+            let roundTarget = ((target - 1) / threads + 1) * threads
+            let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+            while arrived.load(ordering: .relaxed) < roundTarget {
+                if ContinuousClock.now > deadline {
+                    timedOut.add(1, ordering: .relaxed)
+                    return
+                }
+                sched_yield()
+            }
+        }
+        team.start()
+        for _ in 0..<20 { team.round() }
+        team.stop()
+        let timeouts = timedOut.load(ordering: .relaxed)
+        let arrivals = arrived.load(ordering: .relaxed)
+        #expect(timeouts == 0)
+        #expect(arrivals == 20 * threads)
+    }
+
+    @Test("a stopped team can be started again, and counts every completed round")
+    func restart() {
+        let slots = Slots(count: 2)
+        let team = ThreadTeam(threads: 2) { index in slots.values[index] += 1 }
+        for _ in 0..<3 {
+            team.start()
+            team.round()
+            team.stop()
+        }
+        team.stop()  // stopping a stopped team does nothing
+        #expect(Array(slots.values) == [3, 3])
+        #expect(team.completedRounds == 3)
+    }
+
+    @Test("round() before start() traps with a message naming ThreadTeam and the misuse")
+    func roundBeforeStartMessage() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let team = ThreadTeam(threads: 2) { _ in }
+            team.round()
+        }
+        let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+        #expect(message.contains("ThreadTeam: round() called before start() or after stop()"))
+    }
+}

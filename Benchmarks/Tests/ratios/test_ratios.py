@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Tests of ratios.py: percentiles rebuilt from hdrhistogram-swift's encoding, grouping by the
+"<Workload> / <threads> / <Contender>" convention, ratios to the fastest peer, and --limit.
+
+Run: python3 Benchmarks/Tests/ratios/test_ratios.py   (no third-party modules)
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "..", "ratios.py")
+sys.path.insert(0, os.path.dirname(SCRIPT))
+import ratios  # noqa: E402
+
+
+def encoded_histogram(values):
+    """An hdrhistogram-swift encoding (3 significant digits, unit 1) holding `values`, all
+    below 2048 so that each value is its own counts index (bucket 0)."""
+    counts = [0] * 4096
+    for value in values:
+        assert 0 < value < 2048
+        counts[value] += 1
+    return {"counts": counts, "_totalCount": len(values), "subBucketHalfCountMagnitude": 10,
+            "unitMagnitude": 0, "maxValue": max(values), "minNonZeroValue": min(values)}
+
+
+def baseline(entries, scaling=1000):
+    """A results.json body: entries are (name, wall-clock values per iteration in ns)."""
+    results = []
+    for name, values in entries:
+        results.append({"target": "T", "name": name})
+        results.append([{"metric": {"wallClock": {}}, "scalingFactor": scaling,
+                         "statistics": {"histogram": encoded_histogram(values)}}])
+    return {"baselineName": "x", "machine": {}, "results": results}
+
+
+class HistogramTests(unittest.TestCase):
+    def test_percentiles_of_exact_values(self):
+        h = ratios.Histogram(encoded_histogram([100, 200, 300, 400]))
+        self.assertEqual(h.value_at_percentile(25), 100)
+        self.assertEqual(h.value_at_percentile(50), 200)
+        self.assertEqual(h.value_at_percentile(75), 300)
+        self.assertEqual(h.value_at_percentile(100), 400)
+        self.assertEqual(h.value_at_percentile(0), 100)
+
+    def test_upper_buckets_report_the_highest_equivalent_value(self):
+        # Index 3072 is bucket 2, sub-bucket 1024: values 4096..4099 share it.
+        h = ratios.Histogram({"counts": [0] * 3072 + [1], "_totalCount": 1,
+                              "subBucketHalfCountMagnitude": 10, "unitMagnitude": 0,
+                              "maxValue": 4099, "minNonZeroValue": 4096})
+        self.assertEqual(h.value_at_percentile(50), 4099)
+
+
+class RatioTests(unittest.TestCase):
+    def run_script(self, body, *args):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "results.json")
+            with open(path, "w") as handle:
+                json.dump(body, handle)
+            return subprocess.run([sys.executable, SCRIPT, path, *args],
+                                  capture_output=True, text=True)
+
+    def test_ratio_is_interlock_over_fastest_peer_per_group(self):
+        body = baseline([
+            ("Inc / 1 thread / Interlock X", [1100] * 5),
+            ("Inc / 1 thread / Peer A", [1000] * 5),
+            ("Inc / 1 thread / Peer B", [2000] * 5),
+            ("Inc / 2 threads / Interlock X", [900] * 5),
+            ("Inc / 2 threads / Peer A", [1800] * 5),
+        ])
+        run = self.run_script(body)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        out = run.stdout
+        self.assertIn("### Inc / 1 thread", out)
+        self.assertIn("### Inc / 2 threads", out)
+        self.assertIn("| T | Inc | 1 thread | Interlock X | 1.10 | Peer A | 1.00 | 1.100 |", out)
+        self.assertIn("| T | Inc | 2 threads | Interlock X | 0.90 | Peer A | 1.80 | 0.500 |", out)
+        self.assertIn("| Peer A (fastest peer) | 1.00 |", out)
+
+    def test_limit_fails_when_a_subject_exceeds_it(self):
+        body = baseline([("W / 1 thread / Interlock X", [1100]), ("W / 1 thread / P", [1000])])
+        self.assertEqual(self.run_script(body, "--limit", "1.05").returncode, 1)
+        passing = self.run_script(body, "--limit", "1.10")
+        self.assertEqual(passing.returncode, 0, passing.stderr)
+        self.assertIn("| 1.100 | yes |", passing.stdout)
+
+    def test_names_off_the_convention_are_listed_apart(self):
+        body = baseline([("odd name", [500]), ("W / 1 thread / P", [1000])])
+        run = self.run_script(body)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("## Not grouped", run.stdout)
+        self.assertIn("- T: odd name — 0.50 ns/op", run.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

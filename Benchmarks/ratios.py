@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Ratio tables for Interlock's benchmarks: how Interlock compares with the fastest peer.
+
+INPUT. package-benchmark's baseline files, written by
+
+    swift package --allow-writing-to-package-directory benchmark baseline update ratios
+
+as .benchmarkBaselines/<Target>/<baseline>/results.json (one file per benchmark target). They are
+the one machine-readable output that keeps everything needed, unrounded: each benchmark's
+wall-clock HdrHistogram (raw nanoseconds per iteration, 3 significant digits) and its scaling
+factor (operations per iteration). The text, jmh and percentile exports round to whole
+nanoseconds or microseconds, too coarse for a 5 % verdict on a 6 ns operation. This script
+rebuilds the percentiles from the histogram's counts exactly as hdrhistogram-swift does.
+
+NAMING CONVENTION (every benchmark target in this package follows it):
+
+    "<Workload> / <threads> / <Contender>"      e.g. "Atomic increment / 2 threads / C __atomic builtin"
+
+  * <Workload> / <threads> is the group: contenders of one group do the same work and are
+    compared with each other. <threads> reads "1 thread", "2 threads", "4 threads", ...
+  * A <Contender> whose name starts with "Interlock" is a subject; every other contender is a peer.
+    A group may hold several subjects (for example a design alternative); each gets a ratio.
+  * Time per operation = wall clock per iteration / scaling factor. Each benchmark performs
+    `scalingFactor` operations per iteration (over all its threads), so this is the time per
+    operation of the whole system, the inverse of its aggregate throughput.
+  Names that do not split into three parts are listed under "Not grouped" and otherwise ignored.
+
+OUTPUT. Markdown on stdout: per target, one table per group, with each contender's median
+(p50) and p90 time per operation and its ratio to the fastest PEER of the group; then a summary
+with one row per subject. A ratio <= 1.00 means Interlock is at least as fast as every peer.
+
+    ratios.py [--dir DIR] [--baseline NAME] [--percentile P] [--limit R] [results.json ...]
+
+  --limit R   add a verdict column (ratio <= R) and exit with status 1 if any subject exceeds R
+              (issue 2 asks 1.05 for the atomics; issues 3-5 ask 1.00 for locks and queues).
+No third-party modules; Python 3.8 or later.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+import time
+
+SUBJECT_PREFIX = "Interlock"
+SEPARATOR = " / "
+
+
+# --- HdrHistogram, as hdrhistogram-swift encodes and reads it ------------------------------------
+
+class Histogram:
+    """The fields of hdrhistogram-swift's Codable `Histogram` that percentiles need."""
+
+    def __init__(self, encoded):
+        self.counts = encoded["counts"]
+        self.total = encoded["_totalCount"]
+        self.half_magnitude = encoded["subBucketHalfCountMagnitude"]
+        self.unit_magnitude = encoded["unitMagnitude"]
+        self.max_value = encoded["maxValue"]
+        self.min_nonzero = encoded["minNonZeroValue"]
+
+    def _value_and_size(self, index):
+        """The lowest value counted at `index`, and the width of its equivalence range."""
+        half = 1 << self.half_magnitude
+        bucket = (index >> self.half_magnitude) - 1
+        sub_bucket = (index & (half - 1)) + half
+        if bucket < 0:
+            sub_bucket -= half
+            bucket = 0
+        shift = bucket + self.unit_magnitude
+        return sub_bucket << shift, 1 << shift
+
+    def value_at_percentile(self, percentile):
+        """hdrhistogram-swift's valueAtPercentile: the highest value equivalent to the first
+        recorded value at or above the percentile, clamped to the recorded range."""
+        if self.total == 0:
+            return 0
+        if percentile <= 0:
+            return self.min_nonzero
+        if percentile >= 100:
+            return self.max_value
+        wanted = max(1, -(-(percentile * self.total) // 100))  # ceil, at least one value
+        seen = 0
+        for index, count in enumerate(self.counts):
+            seen += count
+            if seen >= wanted:
+                low, size = self._value_and_size(index)
+                return max(min(low + size - 1, self.max_value), self.min_nonzero)
+        return self.max_value
+
+
+# --- Reading baselines --------------------------------------------------------------------------
+
+class Result:
+    """One benchmark's wall-clock figures, in nanoseconds per operation."""
+
+    def __init__(self, target, name, scaling, histogram, percentile):
+        self.target = target
+        self.name = name
+        self.samples = histogram.total
+        self.p50 = histogram.value_at_percentile(percentile) / scaling
+        self.p90 = histogram.value_at_percentile(90.0) / scaling
+        parts = name.split(SEPARATOR)
+        self.grouped = len(parts) == 3
+        self.workload, self.threads, self.contender = parts if self.grouped else (name, "", name)
+
+    @property
+    def is_subject(self):
+        return self.contender.startswith(SUBJECT_PREFIX)
+
+
+def read_baseline(path, percentile):
+    """Yields a Result for every benchmark in one results.json that measured wall clock."""
+    with open(path, encoding="utf-8") as handle:
+        baseline = json.load(handle)
+    pairs = baseline["results"]  # a Swift dictionary with struct keys: [key, value, key, value, ...]
+    for key, metrics in zip(pairs[0::2], pairs[1::2]):
+        wall = [m for m in metrics if "wallClock" in m["metric"]]
+        if not wall:
+            print(f"ratios.py: {key['target']}: '{key['name']}' has no wallClock metric; skipped",
+                  file=sys.stderr)
+            continue
+        result = wall[0]
+        histogram = Histogram(result["statistics"]["histogram"])
+        yield Result(key["target"], key["name"], result["scalingFactor"], histogram, percentile)
+
+
+def threads_order(label):
+    match = re.match(r"\s*(\d+)", label)
+    return (int(match.group(1)) if match else 1 << 30, label)
+
+
+# --- Tables -------------------------------------------------------------------------------------
+
+def format_ns(value):
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def group_table(results, percentile, out):
+    """Prints one group's table; returns [(subject, fastest peer, ratio)] for the summary."""
+    peers = [r for r in results if not r.is_subject]
+    fastest = min(peers, key=lambda r: r.p50) if peers else None
+    label = "p50" if percentile == 50 else f"p{percentile:g}"
+    out.append(f"| Contender | {label} ns/op | p90 ns/op | ratio to fastest peer | samples |")
+    out.append("|---|---:|---:|---:|---:|")
+    rows = []
+    for r in sorted(results, key=lambda r: (not r.is_subject, r.p50)):
+        ratio = r.p50 / fastest.p50 if fastest and fastest.p50 > 0 else float("nan")
+        name = f"**{r.contender}**" if r.is_subject else r.contender
+        if fastest is r:
+            name += " (fastest peer)"
+        out.append(f"| {name} | {format_ns(r.p50)} | {format_ns(r.p90)} | {ratio:.3f} | {r.samples} |")
+        if r.is_subject:
+            rows.append((r, fastest, ratio))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("files", nargs="*", help="results.json files (default: every target's file "
+                        "for --baseline under --dir)")
+    parser.add_argument("--dir", default=".benchmarkBaselines", help="baseline directory "
+                        "(default: .benchmarkBaselines)")
+    parser.add_argument("--baseline", default="ratios", help="baseline name (default: ratios)")
+    parser.add_argument("--percentile", type=float, default=50.0,
+                        help="percentile compared (default: 50, the median)")
+    parser.add_argument("--limit", type=float, help="the largest acceptable ratio; adds a verdict")
+    args = parser.parse_args()
+
+    files = args.files or sorted(glob.glob(os.path.join(args.dir, "*", args.baseline, "results.json")))
+    if not files:
+        sys.exit(f"ratios.py: no results.json for baseline '{args.baseline}' under {args.dir}; run "
+                 f"'swift package --allow-writing-to-package-directory benchmark baseline update "
+                 f"{args.baseline}' in Benchmarks/ first")
+
+    out = []
+    summary = []
+    ungrouped = []
+    for path in files:
+        results = list(read_baseline(path, args.percentile))
+        if not results:
+            continue
+        target = results[0].target
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(path)))
+        out.append(f"## {target}\n\n_{path}, written {stamp}_\n")
+        groups = {}
+        for r in results:
+            if r.grouped:
+                groups.setdefault((r.workload, r.threads), []).append(r)
+            else:
+                ungrouped.append(r)
+        for key in sorted(groups, key=lambda k: (k[0], threads_order(k[1]))):
+            out.append(f"### {key[0]} / {key[1]}\n")
+            summary.extend((target, key, row) for row in group_table(groups[key], args.percentile, out))
+            out.append("")
+
+    verdicts = []
+    if summary:
+        out.append("## Summary: Interlock against the fastest peer\n")
+        header = "| Target | Workload | Threads | Interlock contender | ns/op | fastest peer | ns/op | ratio |"
+        rule = "|---|---|---|---|---:|---|---:|---:|"
+        if args.limit is not None:
+            header += f" ratio <= {args.limit:g} |"
+            rule += "---|"
+        out.extend([header, rule])
+        for target, (workload, threads), (subject, fastest, ratio) in summary:
+            peer_name = fastest.contender if fastest else "(no peer)"
+            peer_ns = format_ns(fastest.p50) if fastest else "-"
+            row = (f"| {target} | {workload} | {threads} | {subject.contender} | {format_ns(subject.p50)} "
+                   f"| {peer_name} | {peer_ns} | {ratio:.3f} |")
+            if args.limit is not None:
+                ok = ratio <= args.limit
+                verdicts.append(ok)
+                row += " yes |" if ok else " **NO** |"
+            out.append(row)
+        out.append("")
+    if ungrouped:
+        out.append("## Not grouped (name is not '<Workload> / <threads> / <Contender>')\n")
+        out.extend(f"- {r.target}: {r.name} — {format_ns(r.p50)} ns/op" for r in ungrouped)
+        out.append("")
+
+    print("\n".join(out))
+    if verdicts and not all(verdicts):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

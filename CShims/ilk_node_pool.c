@@ -1,0 +1,287 @@
+/*
+ * ilk_node_pool.c — per-thread node recycling through RCU grace periods (see
+ * include/ilk_node_pool.h for the contract and the safety argument).
+ *
+ * State per thread and size class c:
+ *   alloc[c]    a batch of reusable nodes this thread allocates from (count = nodes left)
+ *   retire[c]   a batch collecting the nodes this thread retires
+ *   waiting[c]  a FIFO of this thread's full retire batches, each waiting for (or past) its
+ *               own grace period, requested with call_rcu when it filled up
+ *   spare       at most one empty batch header, to start the next retire batch
+ * Global, per class (each on its own 128-byte line): `ready`, a Treiber stack of batches whose
+ * nodes are past a grace period, for threads that allocate more than they retire (producers),
+ * and an approximate count of them (relaxed).
+ *
+ * Locality: a thread reuses first the nodes IT retired (its oldest waiting batch, once that
+ * batch's grace period is over), so in the common push-then-pop patterns nodes stay in the
+ * cache of the core that uses them. Only when a thread holds more than ILK_POOL_WAITING_CAP
+ * finished batches of a class (a consumer) does it move them to the global ready list, where
+ * allocating threads (producers) find them.
+ *
+ * Batch state word (`state`), for batches in a waiting FIFO:
+ *   WAITING  call_rcu requested; the grace period is not known to be over.
+ *   DONE     the callback ran: the grace period is over; the owner thread may reuse the nodes.
+ *            Set by the callback with an acq_rel exchange, its last access to the batch.
+ *   ORPHAN   the owner thread exited first: set by the owner with an acq_rel exchange at
+ *            thread exit; the callback, finding ORPHAN, takes the batch and puts it on the
+ *            global ready list. If the owner finds DONE instead, it does so itself.
+ * Exactly one of callback and owner acts on a batch after the exchange, so it is never used
+ * by two threads at once; acq_rel makes the loser's earlier writes visible to the winner.
+ */
+#include "include/ilk_node_pool.h"
+#include "include/ilk_rcu.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ILK_POOL_WAITING_CAP 4 /* finished batches a thread keeps per class */
+
+enum { ILK_POOL_WAITING = 0, ILK_POOL_DONE = 1, ILK_POOL_ORPHAN = 2 };
+
+struct ilk_pool_batch {
+    struct rcu_head head; /* first: call_rcu hands it back */
+    struct ilk_pool_batch *next; /* in a waiting FIFO, or in a ready list (ready_next) */
+    int state;
+    unsigned klass;
+    unsigned count;
+    void *nodes[ILK_NODE_POOL_BATCH];
+};
+
+struct ilk_pool_ready {
+    struct ilk_pool_batch *head;
+    long count;
+    char padding[128 - sizeof(void *) - sizeof(long)];
+} __attribute__((aligned(128)));
+
+struct ilk_pool_fifo {
+    struct ilk_pool_batch *head, *tail;
+    unsigned length;
+};
+
+static struct ilk_pool_ready ilk_pool_ready[ILK_NODE_POOL_CLASSES];
+
+static __thread struct ilk_pool_batch *ilk_pool_alloc[ILK_NODE_POOL_CLASSES];
+static __thread struct ilk_pool_batch *ilk_pool_retire[ILK_NODE_POOL_CLASSES];
+static __thread struct ilk_pool_fifo ilk_pool_waiting[ILK_NODE_POOL_CLASSES];
+static __thread struct ilk_pool_batch *ilk_pool_spare;
+static __thread int ilk_pool_thread_known;
+static pthread_key_t ilk_pool_exit_key;
+static pthread_once_t ilk_pool_exit_once = PTHREAD_ONCE_INIT;
+
+static void ilk_pool_oom(size_t size) {
+    fprintf(stderr, "Interlock: out of memory allocating %zu bytes for a lock-free stack node\n",
+            size);
+    abort();
+}
+
+static inline unsigned ilk_pool_class(size_t size) { return (unsigned)((size + 15) / 16) - 1; }
+
+/* Puts a batch that is past its grace period on the global ready list of its class, or frees
+ * it when the list is full. The caller owns the batch. */
+static void ilk_pool_publish(struct ilk_pool_batch *batch) {
+    struct ilk_pool_ready *ready = &ilk_pool_ready[batch->klass];
+    /* Relaxed: a soft cap; a few batches over or under it change nothing but memory. A READY
+     * batch is never empty. */
+    long cap = (long)(ILK_NODE_POOL_READY_BYTES / ((batch->klass + 1u) * 16u * ILK_NODE_POOL_BATCH));
+    if (cap < 4) cap = 4;
+    if (batch->count == 0 || __atomic_load_n(&ready->count, __ATOMIC_RELAXED) >= cap) {
+        for (unsigned i = 0; i < batch->count; i++) free(batch->nodes[i]);
+        free(batch);
+        return;
+    }
+    __atomic_fetch_add(&ready->count, 1, __ATOMIC_RELAXED);
+    struct ilk_pool_batch *top = __atomic_load_n(&ready->head, __ATOMIC_RELAXED);
+    do {
+        batch->next = top; /* private until the CAS publishes it */
+        /* Release: publishes the batch and its nodes' history to the popper's acquire. */
+    } while (!__atomic_compare_exchange_n(&ready->head, &top, batch, 1, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED));
+}
+
+/* Runs on liburcu's call_rcu worker after a grace period. */
+static void ilk_pool_grace_period_over(struct rcu_head *head) {
+    struct ilk_pool_batch *batch = (struct ilk_pool_batch *)head;
+#ifdef ILK_TSAN
+    __tsan_acquire(&ilk_rcu_tsan_token); /* pairs with readers' unlocks and the hand-over */
+#endif
+    /* Acq_rel: releases the grace period to the owner (which acquires DONE), or acquires the
+     * orphaning owner's last writes. After this exchange the batch is not ours unless ORPHAN. */
+    if (__atomic_exchange_n(&batch->state, ILK_POOL_DONE, __ATOMIC_ACQ_REL) == ILK_POOL_ORPHAN)
+        ilk_pool_publish(batch);
+}
+
+/* Requests the grace period of a full (or final) batch. */
+static void ilk_pool_request(struct ilk_pool_batch *batch, int state) {
+    __atomic_store_n(&batch->state, state, __ATOMIC_RELAXED); /* before call_rcu hands it on */
+#ifdef ILK_TSAN
+    __tsan_release(&ilk_rcu_tsan_token); /* this thread's accesses to the nodes */
+#endif
+    call_rcu(&batch->head, ilk_pool_grace_period_over);
+}
+
+static void ilk_pool_thread_exit(void *value) {
+    (void)value;
+    for (unsigned c = 0; c < ILK_NODE_POOL_CLASSES; c++) {
+        struct ilk_pool_batch *batch = ilk_pool_retire[c];
+        ilk_pool_retire[c] = NULL;
+        if (batch != NULL) ilk_pool_request(batch, ILK_POOL_ORPHAN);
+        /* The allocation batch may have come from a ready list: it must wait out a grace
+         * period before it is pushed there again (a stale pop could compare against it). */
+        batch = ilk_pool_alloc[c];
+        ilk_pool_alloc[c] = NULL;
+        if (batch != NULL && batch->count > 0) {
+            ilk_pool_request(batch, ILK_POOL_ORPHAN);
+        } else if (batch != NULL) {
+            ilk_rcu_retire(batch, sizeof *batch); /* an empty header: only freed */
+        }
+        struct ilk_pool_fifo *waiting = &ilk_pool_waiting[c];
+        while ((batch = waiting->head) != NULL) {
+            waiting->head = batch->next;
+            if (__atomic_exchange_n(&batch->state, ILK_POOL_ORPHAN, __ATOMIC_ACQ_REL) == ILK_POOL_DONE)
+                ilk_pool_publish(batch);
+            /* else the callback publishes it */
+        }
+        waiting->tail = NULL;
+        waiting->length = 0;
+    }
+    if (ilk_pool_spare != NULL) {
+        ilk_rcu_retire(ilk_pool_spare, sizeof *ilk_pool_spare);
+        ilk_pool_spare = NULL;
+    }
+    ilk_rcu_flush();
+    ilk_pool_thread_known = 0;
+}
+
+static void ilk_pool_make_exit_key(void) {
+    if (pthread_key_create(&ilk_pool_exit_key, ilk_pool_thread_exit) != 0) {
+        fprintf(stderr, "Interlock: pthread_key_create failed for the node pool\n");
+        abort();
+    }
+}
+
+/* Arms the destructor that hands this thread's batches on at exit. */
+static void ilk_pool_know_thread(void) {
+    if (ilk_pool_thread_known) return;
+    pthread_once(&ilk_pool_exit_once, ilk_pool_make_exit_key);
+    (void)pthread_setspecific(ilk_pool_exit_key, (void *)1);
+    ilk_pool_thread_known = 1;
+}
+
+/* The oldest waiting batch of class c if its grace period is over (removed from the FIFO). */
+static struct ilk_pool_batch *ilk_pool_take_finished(unsigned c) {
+    struct ilk_pool_fifo *waiting = &ilk_pool_waiting[c];
+    struct ilk_pool_batch *batch = waiting->head;
+    /* Acquire: pairs with the callback's exchange (the grace period, and the token). */
+    if (batch == NULL || __atomic_load_n(&batch->state, __ATOMIC_ACQUIRE) != ILK_POOL_DONE)
+        return NULL;
+    waiting->head = batch->next;
+    if (waiting->head == NULL) waiting->tail = NULL;
+    waiting->length--;
+    return batch;
+}
+
+/* Pops a READY batch of class c, or returns NULL. */
+static struct ilk_pool_batch *ilk_pool_pop_ready(unsigned c) {
+    struct ilk_pool_ready *ready = &ilk_pool_ready[c];
+    /* Relaxed peek: skip the read-side section when the list is (probably) empty. */
+    if (__atomic_load_n(&ready->head, __ATOMIC_RELAXED) == NULL) return NULL;
+    ilk_rcu_read_lock();
+    /* Acquire: pairs with the publisher's release push (the batch's contents). */
+    struct ilk_pool_batch *top = __atomic_load_n(&ready->head, __ATOMIC_ACQUIRE);
+    while (top != NULL) {
+        /* Inside the section: `top` cannot come back to the list before we unlock. */
+        struct ilk_pool_batch *next = __atomic_load_n(&top->next, __ATOMIC_RELAXED);
+        if (__atomic_compare_exchange_n(&ready->head, &top, next, 1, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_ACQUIRE))
+            break;
+    }
+    ilk_rcu_read_unlock();
+    if (top != NULL) __atomic_fetch_sub(&ready->count, 1, __ATOMIC_RELAXED);
+    return top;
+}
+
+/* A header for a new retire batch of class c. */
+static struct ilk_pool_batch *ilk_pool_header(unsigned c) {
+    struct ilk_pool_batch *batch = ilk_pool_spare;
+    if (batch != NULL) {
+        ilk_pool_spare = NULL;
+    } else {
+        batch = malloc(sizeof *batch);
+        if (batch == NULL) ilk_pool_oom(sizeof *batch);
+    }
+    batch->klass = c;
+    batch->count = 0;
+    batch->next = NULL;
+    return batch;
+}
+
+static __attribute__((noinline)) void *ilk_node_alloc_slow(unsigned c, size_t size) {
+    ilk_pool_know_thread();
+    struct ilk_pool_batch *empty = ilk_pool_alloc[c];
+    ilk_pool_alloc[c] = NULL;
+    if (empty != NULL) {
+        /* The emptied header may have left a ready list: reuse it as a retire batch (which
+         * passes a grace period before it can be READY again), or retire it. */
+        if (ilk_pool_spare == NULL) {
+            ilk_pool_spare = empty;
+        } else {
+            ilk_rcu_retire(empty, sizeof *empty);
+        }
+    }
+    struct ilk_pool_batch *batch = ilk_pool_take_finished(c);
+    if (batch == NULL) batch = ilk_pool_pop_ready(c);
+    if (batch != NULL) {
+        ilk_pool_alloc[c] = batch;
+        return batch->nodes[--batch->count]; /* a full or READY batch is never empty */
+    }
+    void *node = malloc((size_t)(c + 1) * 16);
+    if (node == NULL) ilk_pool_oom(size);
+    return node;
+}
+
+void *ilk_node_alloc(size_t size) {
+    if (__builtin_expect(size > ILK_NODE_POOL_CLASSES * 16, 0)) return ilk_block_alloc(size, 16);
+    unsigned c = ilk_pool_class(size == 0 ? 1 : size);
+    struct ilk_pool_batch *batch = ilk_pool_alloc[c];
+    if (__builtin_expect(batch != NULL && batch->count > 0, 1)) return batch->nodes[--batch->count];
+    return ilk_node_alloc_slow(c, size);
+}
+
+static __attribute__((noinline)) void ilk_node_retire_full(unsigned c) {
+    struct ilk_pool_batch *batch = ilk_pool_retire[c];
+    ilk_pool_retire[c] = NULL;
+    struct ilk_pool_fifo *waiting = &ilk_pool_waiting[c];
+    /* A thread that retires more than it allocates passes its finished batches on. */
+    while (waiting->length >= ILK_POOL_WAITING_CAP) {
+        struct ilk_pool_batch *finished = ilk_pool_take_finished(c);
+        if (finished == NULL) break; /* grace periods lag: keep waiting (bounded by the lag) */
+        ilk_pool_publish(finished);
+    }
+    batch->next = NULL;
+    if (waiting->tail != NULL) {
+        waiting->tail->next = batch;
+    } else {
+        waiting->head = batch;
+    }
+    waiting->tail = batch;
+    waiting->length++;
+    ilk_pool_request(batch, ILK_POOL_WAITING);
+}
+
+void ilk_node_retire(void *node, size_t size) {
+    if (__builtin_expect(size > ILK_NODE_POOL_CLASSES * 16, 0)) {
+        ilk_rcu_retire(node, size);
+        return;
+    }
+    unsigned c = ilk_pool_class(size == 0 ? 1 : size);
+    struct ilk_pool_batch *batch = ilk_pool_retire[c];
+    if (__builtin_expect(batch == NULL, 0)) {
+        ilk_pool_know_thread();
+        batch = ilk_pool_retire[c] = ilk_pool_header(c);
+    }
+    batch->nodes[batch->count++] = node;
+    if (batch->count == ILK_NODE_POOL_BATCH) ilk_node_retire_full(c);
+}
+
+void ilk_node_free(void *node) { free(node); }

@@ -1,0 +1,262 @@
+// LockFreeQueue: a lock-free FIFO, the heir of OSAtomicFifoEnqueue/OSAtomicFifoDequeue.
+//
+// Algorithm: the FAAArrayQueue of P. Ramalhete and A. Correia ("FAAArrayQueue - MPMC
+// lock-free queue (part 4 of 4)", Concurrency Freaks, 2016; the same idea as the segments of
+// Morrison & Afek's LCRQ, PPoPP 2013, and Yang & Mellor-Crummey's wait-free queue, PPoPP
+// 2016): a Michael-Scott linked list (PODC 1996) whose nodes are segments of many slots. An
+// enqueuer claims a slot of the tail segment with fetch-and-add on the segment's enqueue index
+// and fills it; a dequeuer claims a slot of the head segment with fetch-and-add on its dequeue
+// index and empties it. Contended operations are one fetch-and-add each instead of a CAS retry
+// loop, and there is one allocation per segment rather than one per element. Elements are
+// stored in the slots themselves (no box per element). Reclamation: userspace RCU (liburcu
+// urcu-bp; see LockFreeSupport.swift and CShims/include/ilk_rcu.h).
+//
+// Layout: head and tail each alone on a 128-byte line (`_PaddedWords.first`/`.second`); the
+// segment layout and its constants (slotCount = 1024 for small elements) are in
+// LockFreeQueueSegment.swift.
+//
+// Slot states (the slot's state word):
+//
+//     EMPTY (0)  initial. No element; no dequeuer has visited.
+//     FULL  (1)  the enqueuer that claimed the slot stored its element, then CASed EMPTY->FULL
+//                (release). Only the dequeuer that claims the slot may take it.
+//     TAKEN (2)  final. The dequeuer that claimed the slot exchanged the state to TAKEN
+//                (acquire): if it found FULL it moves the element out; if it found EMPTY it
+//                has "poisoned" the slot, and the enqueuer's CAS will fail: that enqueuer
+//                takes its element back (it never left its hands: nobody reads an EMPTY or
+//                TAKEN slot's storage) and retries at a new index.
+//
+//     EMPTY --enqueuer CAS--> FULL --dequeuer exchange--> TAKEN
+//     EMPTY --dequeuer exchange (poison)--> TAKEN
+//
+// Invariants.
+//   I1. Each slot index of a segment is handed to at most one enqueuer and at most one
+//       dequeuer (the fetch-and-adds return distinct values); only they touch the slot.
+//   I2. The segments from head along `next` form a list; tail is head or a successor of head
+//       (head moves past a segment only after tail has, see _advanceHead). `next` goes from nil
+//       to a segment once and never changes again.
+//   I3. A segment is linked as next only when its predecessor's enqueue index is >= slotCount
+//       (every slot handed out), and head leaves a segment only when its dequeue index is
+//       >= slotCount (every slot handed to a dequeuer too). So when a segment is retired, every
+//       slot has been or will be resolved by its claimers, inside their read-side sections.
+//   I4. A segment is retired once: by the dequeuer whose CAS moved head past it, after tail
+//       had moved past it (I2); from then on no thread can load a pointer to it from head,
+//       tail or a `next`, so threads that still use it are in read-side sections that began
+//       before the retirement, and RCU frees it only after they have ended. No use-after-free,
+//       and no address comes back while a CAS on head or tail could compare against it (no ABA).
+//   I5. Empty: at an instant where dequeueIndex >= min(enqueueIndex, slotCount) and next == nil
+//       on the head segment, every enqueue that has linearized has been matched by a dequeue
+//       that claimed its slot, so the queue is empty (up to in-flight operations, which are
+//       linearized after). dequeue reads dequeueIndex, then enqueueIndex, then next: the
+//       indices only grow and next only goes from nil to non-nil, so the condition held at the
+//       instant of the first read.
+//
+// Memory orderings.
+//   - Slot state: the enqueuer's CAS EMPTY->FULL is `release` (publishes the element it just
+//     stored); the dequeuer's exchange is `acquire` (pairs with it before moving the element
+//     out). A failed enqueuer CAS is `relaxed`: it learns only that the slot is poisoned, and
+//     its element is its own. Poisoning needs no release: nothing is published.
+//   - The fetch-and-adds on the indices and the loads of the indices for the emptiness test
+//     are `seq_cst`: the emptiness argument (I5) compares two indices read one after the other
+//     and needs them in one total order with the other threads' increments. On x86-64 the
+//     fetch-and-add is `lock xadd` and the loads are plain moves either way.
+//   - Loads of head, tail and `next` are `acquire`; the CAS that links a segment as `next` and
+//     the CASes that swing head and tail are `release`: they publish the segment's contents
+//     (its zeroed slots, its index 1 and the element in slot 0) to every thread that follows
+//     the pointer. Failed CASes on these words are `relaxed`: the thread reloads and retries.
+// Linearization points (Ramalhete & Correia): an enqueue at its successful slot CAS, or at the
+// CAS that links the new segment holding its element; a dequeue that returns an element at
+// its exchange; a dequeue that returns nil at its load of dequeueIndex (I5).
+//
+// Progress: lock-free. An enqueuer retries only because a dequeuer poisoned its slot (that
+// dequeuer then returns an element or, finding the queue empty, nil), or because the segment
+// filled up (a new one is linked by somebody); a dequeuer retries only when another operation
+// completed or moved head. No path waits for another thread.
+
+import CInterlock
+
+/// A lock-free first-in, first-out queue: the heir of `OSAtomicFifoEnqueue` and
+/// `OSAtomicFifoDequeue`.
+///
+/// Any number of threads may enqueue and dequeue at once; no operation waits for another
+/// thread (lock-free), and every operation takes effect atomically at one instant between its
+/// call and its return (linearizable). Elements are neither lost nor duplicated, and come out
+/// in the order they went in: per producer, and in the linearization order overall.
+///
+/// Elements live in segments of many slots (one allocation per segment, not per element);
+/// emptied segments are reclaimed with userspace RCU (liburcu) once no thread can still read
+/// them. Threads need no registration: any thread may call in.
+///
+/// Elements still in the queue are released when the queue is deinitialized (iteratively: a
+/// queue of millions of elements deinitializes without deep recursion).
+///
+/// - Note: ``LockFreeStack`` is the last-in, first-out counterpart.
+public final class LockFreeQueue<Element> {
+    @usableFromInline internal typealias _Segment = _QueueSegment<Element>
+
+    /// Head (`first`) and tail (`second`), each alone on its cache line.
+    @usableFromInline internal let _words: _PaddedWords
+
+    /// Creates an empty queue.
+    @inlinable
+    public init() {
+        _words = _PaddedWords()
+        let segment = _Segment.allocate()
+        // Relaxed: the queue is not shared yet; whatever shares it publishes these stores.
+        ilk_atomic_store_ptr(_words.first, segment.base, ILK_ORDER_RELAXED)
+        ilk_atomic_store_ptr(_words.second, segment.base, ILK_ORDER_RELAXED)
+    }
+
+    deinit {
+        // No other thread can reach the queue any more: release the elements left in FULL
+        // slots and free the segments, iteratively, without RCU.
+        var block = _words.first.pointee
+        while let current = block {
+            let segment = _Segment(current)
+            for index in 0..<_Segment.slotCount where segment.state(index).pointee == _Segment.full {
+                segment.element(index).deinitialize(count: 1)
+            }
+            block = segment.next.pointee
+            ilk_block_free(current)
+        }
+        _words.deallocate()
+    }
+
+    /// Adds `element` at the back of the queue.
+    ///
+    /// Lock-free; usually one fetch-and-add and one compare-and-swap.
+    @inlinable
+    public func enqueue(_ element: Element) {
+        let slotCount = UInt64(_Segment.slotCount)
+        ilk_rcu_read_lock()
+        defer { ilk_rcu_read_unlock() }
+        while true {
+            // Acquire: pairs with the release CAS that installed this tail (segment contents).
+            let tail = _Segment(ilk_atomic_load_ptr(_words.second, ILK_ORDER_ACQUIRE)!)
+            let index = ilk_atomic_fetch_add_u64(tail.enqueueIndex, 1, ILK_ORDER_SEQ_CST)
+            if index < slotCount {
+                let slot = Int(truncatingIfNeeded: index)
+                // SAFETY: I1: this thread alone writes this slot's storage until FULL.
+                tail.rawElement(slot).initializeMemory(as: Element.self, to: element)
+                // Release: publishes the element to the dequeuer's acquire exchange.
+                if ilk_atomic_cas_value_u64(
+                    tail.state(slot), _Segment.empty, _Segment.full, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED
+                ) == _Segment.empty {
+                    return
+                }
+                // Poisoned (TAKEN): the dequeuer never read the storage; take the copy back.
+                tail.element(slot).deinitialize(count: 1)
+                continue
+            }
+            if _enqueueInNewSegment(element, after: tail) {
+                return
+            }
+        }
+    }
+
+    /// The tail segment is full: help move tail, or link a new segment holding `element`.
+    /// - Returns: whether `element` was enqueued.
+    @inlinable @inline(never)
+    internal func _enqueueInNewSegment(_ element: Element, after tail: _Segment) -> Bool {
+        guard ilk_atomic_load_ptr(_words.second, ILK_ORDER_ACQUIRE) == tail.base else {
+            return false  // tail moved meanwhile
+        }
+        if let next = ilk_atomic_load_ptr(tail.next, ILK_ORDER_ACQUIRE) {
+            // Help the enqueuer that linked next. Release: passes on what we acquired from next.
+            _ = ilk_atomic_cas_value_ptr(_words.second, tail.base, next, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED)
+            return false
+        }
+        let fresh = _Segment.allocate()
+        // Relaxed: all published by the release CAS on tail.next below.
+        fresh.rawElement(0).initializeMemory(as: Element.self, to: element)
+        ilk_atomic_store_u64(fresh.state(0), _Segment.full, ILK_ORDER_RELAXED)
+        ilk_atomic_store_u64(fresh.enqueueIndex, 1, ILK_ORDER_RELAXED)
+        if ilk_atomic_cas_value_ptr(tail.next, nil, fresh.base, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED) == nil {
+            // Release: publishes the segment to threads that load tail. Failure: someone helped.
+            _ = ilk_atomic_cas_value_ptr(_words.second, tail.base, fresh.base, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED)
+            return true
+        }
+        // Another enqueuer linked its segment first; ours was never visible to anyone.
+        fresh.element(0).deinitialize(count: 1)
+        ilk_block_free(fresh.base)
+        return false
+    }
+
+    /// Removes and returns the element at the front of the queue, or `nil` when it is empty.
+    ///
+    /// Lock-free; usually one fetch-and-add and one exchange. Emptied segments are freed
+    /// after a grace period, in batches, by liburcu's worker thread.
+    @inlinable
+    public func dequeue() -> Element? {
+        let slotCount = UInt64(_Segment.slotCount)
+        ilk_rcu_read_lock()
+        defer { ilk_rcu_read_unlock() }
+        while true {
+            // Acquire: pairs with the release CAS that installed this head (segment contents).
+            let head = _Segment(ilk_atomic_load_ptr(_words.first, ILK_ORDER_ACQUIRE)!)
+            // I5: dequeueIndex first, then enqueueIndex, then next.
+            let dequeued = ilk_atomic_load_u64(head.dequeueIndex, ILK_ORDER_SEQ_CST)
+            let enqueued = ilk_atomic_load_u64(head.enqueueIndex, ILK_ORDER_SEQ_CST)
+            if dequeued >= Swift.min(enqueued, slotCount) {
+                // Every slot handed to an enqueuer was handed to a dequeuer too.
+                guard let next = ilk_atomic_load_ptr(head.next, ILK_ORDER_ACQUIRE) else {
+                    return nil
+                }
+                if dequeued >= slotCount {
+                    _advanceHead(from: head, to: next)
+                }
+                continue  // or enqueueIndex grew after we read it: look again
+            }
+            let index = ilk_atomic_fetch_add_u64(head.dequeueIndex, 1, ILK_ORDER_SEQ_CST)
+            if index >= slotCount {
+                continue  // the segment ran out under us: the test above moves head
+            }
+            let slot = Int(truncatingIfNeeded: index)
+            // Acquire: pairs with the enqueuer's release CAS EMPTY -> FULL.
+            if ilk_atomic_exchange_u64(head.state(slot), _Segment.taken, ILK_ORDER_ACQUIRE) == _Segment.full {
+                // SAFETY: I1: this thread alone claimed the slot; the element is published.
+                return head.element(slot).move()
+            }
+            // The slot was EMPTY: poisoned; its enqueuer retries elsewhere.
+        }
+    }
+
+    /// Moves head from the exhausted segment `head` to `next`, moving tail first if it lags,
+    /// and retires `head` when this thread's CAS moved head.
+    @inlinable @inline(never)
+    internal func _advanceHead(from head: _Segment, to next: UnsafeMutableRawPointer) {
+        // I2: tail must leave the segment before head does, or an enqueuer could load it from
+        // tail after it was retired.
+        if ilk_atomic_load_ptr(_words.second, ILK_ORDER_ACQUIRE) == head.base {
+            _ = ilk_atomic_cas_value_ptr(_words.second, head.base, next, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED)
+        }
+        if ilk_atomic_cas_value_ptr(_words.first, head.base, next, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED) == head.base {
+            ilk_rcu_retire(head.base, _Segment.byteCount)  // I4
+        }
+    }
+
+    /// Whether the queue was empty at the instant of the call: a snapshot, which other threads
+    /// may change before the caller looks at it.
+    @inlinable
+    public var isEmpty: Bool {
+        let slotCount = UInt64(_Segment.slotCount)
+        ilk_rcu_read_lock()
+        defer { ilk_rcu_read_unlock() }
+        var segment = _Segment(ilk_atomic_load_ptr(_words.first, ILK_ORDER_ACQUIRE)!)
+        while true {
+            let dequeued = ilk_atomic_load_u64(segment.dequeueIndex, ILK_ORDER_SEQ_CST)
+            let enqueued = ilk_atomic_load_u64(segment.enqueueIndex, ILK_ORDER_SEQ_CST)
+            if dequeued < Swift.min(enqueued, slotCount) {
+                return false  // a slot handed to an enqueuer and to no dequeuer
+            }
+            guard let next = ilk_atomic_load_ptr(segment.next, ILK_ORDER_ACQUIRE) else {
+                return true  // I5
+            }
+            if dequeued >= slotCount {
+                segment = _Segment(next)  // exhausted: the elements, if any, are further on
+            }
+        }
+    }
+}
+
+extension LockFreeQueue: @unchecked Sendable where Element: Sendable {}

@@ -1,0 +1,126 @@
+// The segment of LockFreeQueue: the layout of one block of slots and typed views into it.
+// The algorithm, the slot states and the orderings are described in LockFreeQueue.swift.
+//
+// Layout of a segment (one raw block, 128-byte aligned; the queue's index words each own a
+// line, because enqueuers hammer one and dequeuers the other):
+//
+//     offset   0   enqueueIndex  UInt64   next slot an enqueuer claims (fetch-and-add; may
+//                                         run past slotCount when the segment is full)
+//     offset 128   dequeueIndex  UInt64   next slot a dequeuer claims (fetch-and-add)
+//     offset 256   next          pointer  the following segment, nil until linked (CAS, once)
+//     offset 384   slots         slotCount x slotStride bytes
+//
+// A slot: a state word (UInt64) at offset 0, the element at slotElementOffset (after the state
+// word, aligned for Element). slotStride rounds the slot up to the element's alignment.
+
+import CInterlock
+
+/// Typed access to one segment of a `LockFreeQueue<Element>`.
+@frozen @usableFromInline
+internal struct _QueueSegment<Element> {
+    /// The segment's block.
+    @usableFromInline internal let base: UnsafeMutableRawPointer
+
+    @inlinable @inline(__always)
+    internal init(_ base: UnsafeMutableRawPointer) {
+        self.base = base
+    }
+
+    // MARK: Layout constants
+
+    /// Slots per segment: 1024 keeps the per-segment costs (allocation, the CAS that links
+    /// it, the retirement) below 0.1% of the operations and a segment of `Int` at 16 KiB, well
+    /// under malloc's mmap threshold. Fewer for large elements, so a segment stays near 64 KiB.
+    @inlinable @inline(__always)
+    internal static var slotCount: Int {
+        Swift.max(32, Swift.min(1024, (64 * 1024) / slotStride))
+    }
+
+    @inlinable @inline(__always)
+    internal static var enqueueIndexOffset: Int { 0 }
+
+    @inlinable @inline(__always)
+    internal static var dequeueIndexOffset: Int { _lockFreeLineSize }
+
+    @inlinable @inline(__always)
+    internal static var nextOffset: Int { 2 * _lockFreeLineSize }
+
+    @inlinable @inline(__always)
+    internal static var slotsOffset: Int { 3 * _lockFreeLineSize }
+
+    @inlinable @inline(__always)
+    internal static var slotElementOffset: Int {
+        _roundUp(MemoryLayout<UInt64>.size, toMultipleOf: MemoryLayout<Element>.alignment)
+    }
+
+    @inlinable @inline(__always)
+    internal static var slotAlignment: Int {
+        Swift.max(MemoryLayout<UInt64>.alignment, MemoryLayout<Element>.alignment)
+    }
+
+    @inlinable @inline(__always)
+    internal static var slotStride: Int {
+        _roundUp(slotElementOffset + MemoryLayout<Element>.size, toMultipleOf: slotAlignment)
+    }
+
+    @inlinable @inline(__always)
+    internal static var byteCount: Int {
+        slotsOffset + slotCount * slotStride
+    }
+
+    @inlinable @inline(__always)
+    internal static var blockAlignment: Int {
+        Swift.max(_lockFreeLineSize, slotAlignment)
+    }
+
+    // MARK: Slot states (see LockFreeQueue.swift)
+
+    /// No element, no dequeuer yet: the initial state (zeroed memory).
+    @inlinable @inline(__always) internal static var empty: UInt64 { 0 }
+    /// The enqueuer stored its element (release); a dequeuer may take it.
+    @inlinable @inline(__always) internal static var full: UInt64 { 1 }
+    /// A dequeuer came: it took the element, or poisoned the empty slot. Final.
+    @inlinable @inline(__always) internal static var taken: UInt64 { 2 }
+
+    // MARK: Creation
+
+    /// A new, unlinked segment: indices 0, next nil, every slot empty.
+    @inlinable
+    internal static func allocate() -> _QueueSegment {
+        let block = ilk_block_alloc_zeroed(byteCount, blockAlignment)!
+        return _QueueSegment(block)
+    }
+
+    // MARK: Views
+
+    @inlinable @inline(__always)
+    internal var enqueueIndex: UnsafeMutablePointer<UInt64> {
+        (base + Self.enqueueIndexOffset).assumingMemoryBound(to: UInt64.self)
+    }
+
+    @inlinable @inline(__always)
+    internal var dequeueIndex: UnsafeMutablePointer<UInt64> {
+        (base + Self.dequeueIndexOffset).assumingMemoryBound(to: UInt64.self)
+    }
+
+    @inlinable @inline(__always)
+    internal var next: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+        (base + Self.nextOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+    }
+
+    @inlinable @inline(__always)
+    internal func state(_ index: Int) -> UnsafeMutablePointer<UInt64> {
+        (base + Self.slotsOffset + index &* Self.slotStride).assumingMemoryBound(to: UInt64.self)
+    }
+
+    /// The element storage of slot `index`, as raw memory (bind it when initializing).
+    @inlinable @inline(__always)
+    internal func rawElement(_ index: Int) -> UnsafeMutableRawPointer {
+        base + Self.slotsOffset + index &* Self.slotStride + Self.slotElementOffset
+    }
+
+    @inlinable @inline(__always)
+    internal func element(_ index: Int) -> UnsafeMutablePointer<Element> {
+        rawElement(index).assumingMemoryBound(to: Element.self)
+    }
+}

@@ -1,0 +1,55 @@
+// Shared pieces of the lock-free stack and queue: the RCU read-side section, the cache-padded
+// block that holds a structure's hot pointers, and the typed views of raw pointer words.
+//
+// Reclamation, in one paragraph (details in CShims/include/ilk_rcu.h): every dereference of a
+// node or segment that another thread could unlink and retire happens between
+// `ilk_rcu_read_lock()` and `ilk_rcu_read_unlock()` (liburcu's urcu-bp flavor; ~1 ns per pair,
+// no registration needed). A thread that unlinks a block retires it with `ilk_rcu_retire`,
+// which frees it only after a grace period, i.e. after every read-side section that might have
+// loaded a pointer to it has ended. So no block is freed while referenced (no use-after-free),
+// and no address is reused while a thread could still compare against it (no ABA).
+
+import CInterlock
+
+/// Cache-line size used for padding: 128 bytes, the unit of the adjacent-line prefetcher on
+/// x86-64 and the line size of recent arm64 cores (crossbeam's `CachePadded` makes the same
+/// choice).
+@usableFromInline internal let _lockFreeLineSize = 128
+
+/// Two pointer-sized atomic words, each alone on its own 128-byte line, in one heap block at a
+/// stable address (so Swift's exclusivity checking never sees the accesses, and the words
+/// never share a line with the owning object's header or with each other).
+@frozen @usableFromInline
+internal struct _PaddedWords {
+    /// The 256-byte, 128-aligned block: word 0 at offset 0, word 1 at offset 128.
+    @usableFromInline internal let base: UnsafeMutableRawPointer
+
+    @inlinable
+    internal init() {
+        base = ilk_block_alloc_zeroed(2 * _lockFreeLineSize, _lockFreeLineSize)
+    }
+
+    /// The first word (a stack's head, a queue's head).
+    @inlinable @inline(__always)
+    internal var first: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+        base.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+    }
+
+    /// The second word, one line further (a queue's tail).
+    @inlinable @inline(__always)
+    internal var second: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+        (base + _lockFreeLineSize).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+    }
+
+    /// Frees the block; only from the owner's deinit.
+    @inlinable
+    internal func deallocate() {
+        ilk_block_free(base)
+    }
+}
+
+/// Rounds `value` up to a multiple of `alignment` (a power of two).
+@inlinable @inline(__always)
+internal func _roundUp(_ value: Int, toMultipleOf alignment: Int) -> Int {
+    (value + alignment - 1) & ~(alignment - 1)
+}

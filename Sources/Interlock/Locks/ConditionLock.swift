@@ -1,0 +1,389 @@
+// ConditionLock: a mutex that carries an integer condition — the heir of Foundation's
+// NSConditionLock. `lock(whenCondition: c)` waits until the mutex is free AND the condition
+// is c; `unlock(withCondition: n)` releases it and sets the condition to n.
+//
+// Algorithm: a `_MutexWord` (Drepper's three-state futex mutex, MutexWord.swift) plus a FIFO
+// list of waiter records, protected by that mutex, in the manner of parking_lot's wait queue
+// and of the Linux kernel's wait queues. Each waiter parks on a futex word of its OWN record
+// (on its stack), so an unlock wakes exactly one thread that waits for the new condition:
+// threads waiting for other values never wake (no thundering herd, no polling). The
+// alternative — one sequence word broadcast on every change — wakes every waiter on every
+// unlock; the hand-off benchmark (ConditionBenchmarks, "ConditionLock hand-off") measures
+// both, see the README table.
+//
+// State (one struct, the first stored property of the object):
+//
+//   field      type          protected by          meaning
+//   ---------  ------------  --------------------  --------------------------------------
+//   mutex      UInt32        atomic (_MutexWord)   0 free, 1 held, 2 held + maybe parked
+//   nameGuard  UInt32        atomic                guard of `name` (LockSupport.swift)
+//   condition  Int           written under mutex;  the integer condition
+//                            read atomically
+//   head/tail  waiter ptrs   the mutex             FIFO of threads waiting for a condition
+//
+// Waiter record (on the waiting thread's stack, alive until it returns):
+//
+//   word       UInt32   0 = listed and waiting; 1 = removed from the list by an unlocker,
+//                       which hands it the wake-up (written under the mutex, read atomically)
+//   condition  Int      the value it waits for
+//   next       pointer  the list link (under the mutex)
+//
+// Waiting for c (with the mutex held and condition != c):
+//   1. append the record (word 0); release the mutex (no wake: nothing changed)
+//   2. futex-wait on the record's word while it reads 0 (until the deadline, if any)
+//   3. take the mutex; if the record is still listed (timed out, never handed a wake),
+//      unlink it
+//   4. condition == c: done, holding the mutex — even when the deadline has passed, since a
+//      thread that was handed a wake must not drop it. Timed out: release, return false.
+//      Otherwise go back to 1.
+//
+// Unlocking with n (unlock() is unlock(withCondition: condition)):
+//   condition = n; unlink the FIRST record waiting for n, if any, and set its word to 1;
+//   release the mutex; futex-wake that record's word.
+//
+// Invariants:
+//   - Listed records belong to threads in steps 1–3; a record leaves the list under the mutex,
+//     either by an unlocker (word set to 1 at the same time) or by its own timed-out thread.
+//   - No lost wake-up: a thread waits for c only after seeing condition != c under the
+//     mutex, and the condition changes only in a user unlock, which hands a wake to one
+//     waiter for the new value if there is one. That waiter, once it has the mutex again,
+//     either finds the condition still c and takes the lock (whose later unlock hands the
+//     next wake), or finds that someone else took the lock meanwhile — whose unlock, again,
+//     hands the next wake. A waiter that times out after being handed a wake takes the lock
+//     when the condition is c (step 4), so a timeout never swallows a wake.
+//   - Internal releases of the mutex (in step 1, and in a failed `tryLock(whenCondition:)`)
+//     change nothing and hand out no wake: any waiter still owed one already has it.
+//   - A futex-wake may reach a record whose thread saw word 1 without sleeping and has
+//     returned; the wake then lands on a dead stack address, which at worst is a spurious
+//     wake-up of whichever futex lives there later, and every futex wait here re-checks.
+//     The wake is made after the mutex is released so the woken thread finds it free.
+//
+// Memory ordering:
+//   - The mutex orders everything protected by it: acquire on lock, release on unlock.
+//   - `condition`: stored with release under the mutex; the public getter loads it with
+//     acquire (a snapshot outside the lock pairs with the store that wrote it); loads under
+//     the mutex are relaxed, the mutex's acquire orders them.
+//   - Record `word`: the unlocker's store of 1 is a release, the waiter's polling load an
+//     acquire; the waiter reads the rest of its record only after taking the mutex, whose
+//     acquire pairs with the unlocker's release of it.
+//   - No standalone fences; ThreadSanitizer sees every edge.
+
+import CInterlock
+
+/// A waiter record of ``ConditionLock``: lives on the waiting thread's stack.
+@usableFromInline
+internal struct _ConditionLockWaiter {
+    /// 0 while listed and waiting; 1 once an unlocker has unlinked it and handed it a wake.
+    @usableFromInline var word: UInt32
+    /// The condition value the thread waits for.
+    @usableFromInline var condition: Int
+    /// The next record in FIFO order (protected by the mutex).
+    @usableFromInline var next: UnsafeMutablePointer<_ConditionLockWaiter>?
+
+    @inlinable
+    init(condition: Int) {
+        word = 0
+        self.condition = condition
+        next = nil
+    }
+}
+
+/// The state words of ``ConditionLock`` (see the file comment).
+@usableFromInline
+internal struct _ConditionLockState {
+    @usableFromInline var mutex: UInt32 = 0
+    @usableFromInline var nameGuard: UInt32 = 0
+    @usableFromInline var condition: Int
+    @usableFromInline var head: UnsafeMutablePointer<_ConditionLockWaiter>? = nil
+    @usableFromInline var tail: UnsafeMutablePointer<_ConditionLockWaiter>? = nil
+
+    @inlinable
+    init(condition: Int) { self.condition = condition }
+}
+
+/// A mutex that carries an integer condition: the heir of Foundation's `NSConditionLock`.
+///
+/// Use it to hand work from thread to thread in a fixed order: a thread takes the lock
+/// when the condition has the value it waits for, and sets the next value as it unlocks.
+///
+/// ```swift
+/// let stage = ConditionLock(condition: 0)
+/// // thread A                                  // thread B
+/// stage.lock(whenCondition: 0)                 stage.lock(whenCondition: 1)
+/// produce()                                    consume()
+/// stage.unlock(withCondition: 1)               stage.unlock(withCondition: 0)
+/// ```
+///
+/// An unlock wakes one thread waiting for the new condition, and only such a thread: threads
+/// waiting for other values stay asleep. ``lock()`` and ``tryLock()`` take the lock whatever
+/// the condition; ``unlock()`` keeps the condition as it is.
+///
+/// - Warning: Unlocking a condition lock that is not locked traps with a message naming it
+///   (its ``name`` when set). The lock is not recursive, and the thread that locks must be
+///   the one that unlocks.
+public final class ConditionLock: Locking, @unchecked Sendable {
+    // Read and written only through `_state` after init; the first stored property, so at a
+    // fixed offset of the object's one allocation.
+    @usableFromInline internal var _storage: _ConditionLockState
+    // Guarded by the `nameGuard` word; never touched on a hot path.
+    @usableFromInline internal var _name: String?
+
+    /// Creates an unlocked condition lock holding `condition`.
+    public init(condition: Int = 0) {
+        _storage = _ConditionLockState(condition: condition)
+        _name = nil
+    }
+
+    /// The address of the state: fixed for the object's lifetime.
+    @inlinable @inline(__always)
+    internal var _state: UnsafeMutablePointer<_ConditionLockState> {
+        // SAFETY: `_storage` is the first stored property of this final class; objects never
+        // move, and `self` is alive for the call.
+        _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: _ConditionLockState.self)
+    }
+
+    @inlinable @inline(__always)
+    internal var _mutex: UnsafeMutablePointer<UInt32> {
+        // SAFETY: a field of the state struct, which is bound to its type.
+        UnsafeMutableRawPointer(_state)
+            .advanced(by: MemoryLayout<_ConditionLockState>.offset(of: \.mutex)!)
+            .assumingMemoryBound(to: UInt32.self)
+    }
+
+    @inlinable @inline(__always)
+    internal var _conditionWord: UnsafeMutablePointer<Int> {
+        // SAFETY: as `_mutex`.
+        UnsafeMutableRawPointer(_state)
+            .advanced(by: MemoryLayout<_ConditionLockState>.offset(of: \.condition)!)
+            .assumingMemoryBound(to: Int.self)
+    }
+
+    @inlinable @inline(__always)
+    internal var _nameGuard: UnsafeMutablePointer<UInt32> {
+        // SAFETY: as `_mutex`.
+        UnsafeMutableRawPointer(_state)
+            .advanced(by: MemoryLayout<_ConditionLockState>.offset(of: \.nameGuard)!)
+            .assumingMemoryBound(to: UInt32.self)
+    }
+
+    /// The current condition: a snapshot, which may change as soon as it is read unless the
+    /// caller holds the lock.
+    public var condition: Int {
+        // Acquire: pairs with the release store of the unlock that set it.
+        ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_ACQUIRE)
+    }
+
+    /// A name for diagnostics (trap messages); `nil` until set. Safe from any thread.
+    public var name: String? {
+        get { _LockNameGuard.withGuard(_nameGuard) { _name } }
+        set { _LockNameGuard.withGuard(_nameGuard) { _name = newValue } }
+    }
+
+    // MARK: - Locking
+
+    /// Blocks until the calling thread holds the lock, whatever the condition.
+    @inlinable @inline(__always)
+    public func lock() {
+        _MutexWord.lock(_mutex)
+    }
+
+    /// Takes the lock if it is free at once, whatever the condition.
+    /// - Returns: `true` when the calling thread now holds the lock.
+    @inlinable @inline(__always)
+    public func tryLock() -> Bool {
+        _MutexWord.tryLock(_mutex)
+    }
+
+    /// Takes the lock before `deadline`, whatever the condition.
+    /// - Returns: `false` when the deadline passed first (never before it); a deadline already
+    ///   passed makes this a ``tryLock()``.
+    @inlinable
+    public func lock(before deadline: ContinuousClock.Instant) -> Bool {
+        _MutexWord.lock(_mutex, before: deadline)
+    }
+
+    /// Blocks until the lock is free and its condition equals `condition`, then takes it.
+    @inlinable
+    public func lock(whenCondition condition: Int) {
+        _MutexWord.lock(_mutex)
+        // Relaxed: read under the mutex, whose acquire orders it.
+        if _fastPath(ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition) { return }
+        _ = _waitForCondition(condition, deadline: nil)
+    }
+
+    /// Takes the lock if it is free at once and its condition equals `condition`.
+    /// - Returns: `true` when the calling thread now holds the lock.
+    @inlinable
+    public func tryLock(whenCondition condition: Int) -> Bool {
+        guard _MutexWord.tryLock(_mutex) else { return false }
+        // Relaxed: read under the mutex.
+        if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition { return true }
+        // Nothing changed: release without handing out a wake (file comment, invariants).
+        _ = _MutexWord.unlock(_mutex)
+        return false
+    }
+
+    /// Takes the lock when it is free and its condition equals `condition`, waiting until
+    /// `deadline` at the latest.
+    /// - Returns: `false` when the deadline passed first (never before it); a deadline already
+    ///   passed makes this a ``tryLock(whenCondition:)``.
+    @inlinable
+    public func lock(whenCondition condition: Int, before deadline: ContinuousClock.Instant) -> Bool {
+        guard _MutexWord.lock(_mutex, before: deadline) else { return false }
+        // Relaxed: read under the mutex.
+        if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition { return true }
+        if ContinuousClock.now >= deadline {
+            _ = _MutexWord.unlock(_mutex)
+            return false
+        }
+        return _waitForCondition(condition, deadline: deadline)
+    }
+
+    /// Releases the lock, keeping the condition; wakes a thread waiting for that condition.
+    ///
+    /// - Warning: Traps, naming the lock, when it is not locked.
+    @inlinable
+    public func unlock() {
+        _checkLocked("unlock()")
+        // Relaxed: read under the mutex.
+        _unlock(setting: ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED))
+    }
+
+    /// Sets the condition to `condition` and releases the lock; wakes one thread waiting for
+    /// that condition, if any.
+    ///
+    /// - Warning: Traps, naming the lock, when it is not locked.
+    @inlinable
+    public func unlock(withCondition condition: Int) {
+        _checkLocked("unlock(withCondition:)")
+        _unlock(setting: condition)
+    }
+
+    // MARK: - Internals
+
+    @inlinable @inline(__always)
+    internal func _checkLocked(_ operation: StaticString) {
+        if _slowPath(!_MutexWord.isLocked(_mutex)) { _trapNotLocked(operation) }
+    }
+
+    /// The user-level unlock: set the condition, hand a wake to the first waiter for it.
+    @inlinable @inline(__always)
+    internal func _unlock(setting condition: Int) {
+        // Release: pairs with the acquire of the public `condition` getter.
+        ilk_atomic_store_iptr(_conditionWord, condition, ILK_ORDER_RELEASE)
+        if _fastPath(_state.pointee.head == nil) {
+            _ = _MutexWord.unlock(_mutex)
+            return
+        }
+        _unlockHandingOff(condition)
+    }
+
+    /// Unlocks when waiters are listed: unlink the first for `condition`, release, wake it.
+    @usableFromInline @inline(never)
+    internal func _unlockHandingOff(_ condition: Int) {
+        let state = _state
+        var previous: UnsafeMutablePointer<_ConditionLockWaiter>? = nil
+        var current = state.pointee.head
+        while let record = current, record.pointee.condition != condition {
+            previous = record
+            current = record.pointee.next
+        }
+        guard let chosen = current else {
+            _ = _MutexWord.unlock(_mutex)
+            return
+        }
+        _unlink(chosen, after: previous)
+        let word = UnsafeMutableRawPointer(chosen)
+            .advanced(by: MemoryLayout<_ConditionLockWaiter>.offset(of: \.word)!)
+            .assumingMemoryBound(to: UInt32.self)
+        // Release: pairs with the waiter's acquire poll; the record is untouched by us after.
+        ilk_atomic_store_u32(word, 1, ILK_ORDER_RELEASE)
+        _ = _MutexWord.unlock(_mutex)
+        // After the release, so the woken thread finds the mutex free. May land on a dead
+        // stack address: at worst a spurious wake (file comment, invariants).
+        _Futex.wakeOne(word)
+    }
+
+    /// Removes `record` from the list; `previous` is its predecessor (nil when it is the head).
+    @usableFromInline
+    internal func _unlink(
+        _ record: UnsafeMutablePointer<_ConditionLockWaiter>,
+        after previous: UnsafeMutablePointer<_ConditionLockWaiter>?
+    ) {
+        let state = _state
+        let next = record.pointee.next
+        if let previous { previous.pointee.next = next } else { state.pointee.head = next }
+        if state.pointee.tail == record { state.pointee.tail = previous }
+        record.pointee.next = nil
+    }
+
+    /// Called holding the mutex with the condition != `condition`. Returns `true` holding the
+    /// mutex with the condition == `condition`, or `false` (deadline passed) not holding it.
+    @usableFromInline @inline(never)
+    internal func _waitForCondition(_ condition: Int, deadline: ContinuousClock.Instant?) -> Bool {
+        withUnsafeTemporaryAllocation(of: _ConditionLockWaiter.self, capacity: 1) { buffer in
+            // SAFETY: the record lives on this stack frame until the closure returns; it is
+            // listed only between step 1 and step 3, always unlinked (under the mutex) before
+            // the closure returns, so no other thread touches it after that, bar a futex wake
+            // on its address (harmless, file comment).
+            let record = buffer.baseAddress!
+            let word = UnsafeMutableRawPointer(record)
+                .advanced(by: MemoryLayout<_ConditionLockWaiter>.offset(of: \.word)!)
+                .assumingMemoryBound(to: UInt32.self)
+            let state = _state
+            while true {
+                // Step 1 (holding the mutex).
+                record.initialize(to: _ConditionLockWaiter(condition: condition))
+                if let tail = state.pointee.tail { tail.pointee.next = record } else { state.pointee.head = record }
+                state.pointee.tail = record
+                _ = _MutexWord.unlock(_mutex)
+
+                // Step 2. Acquire: pairs with the unlocker's release store of 1.
+                var timedOut = false
+                while ilk_atomic_load_u32(word, ILK_ORDER_ACQUIRE) == 0 {
+                    if let deadline {
+                        if _Futex.wait(word, expected: 0, until: deadline) == .timedOut {
+                            timedOut = true
+                            break
+                        }
+                    } else {
+                        _ = _Futex.wait(word, expected: 0)
+                    }
+                }
+
+                // Step 3.
+                _MutexWord.lock(_mutex)
+                // Relaxed: under the mutex; every store of 1 was made under it.
+                if ilk_atomic_load_u32(word, ILK_ORDER_RELAXED) == 0 {
+                    _unlinkListed(record)
+                }
+                record.deinitialize(count: 1)
+
+                // Step 4. Relaxed: read under the mutex.
+                if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition { return true }
+                if timedOut {
+                    _ = _MutexWord.unlock(_mutex)
+                    return false
+                }
+            }
+        }
+    }
+
+    /// Unlinks a record that is known to be listed (its thread timed out).
+    @usableFromInline
+    internal func _unlinkListed(_ record: UnsafeMutablePointer<_ConditionLockWaiter>) {
+        var previous: UnsafeMutablePointer<_ConditionLockWaiter>? = nil
+        var current = _state.pointee.head
+        while let candidate = current, candidate != record {
+            previous = candidate
+            current = candidate.pointee.next
+        }
+        precondition(current != nil, "ConditionLock: internal error, waiter record not listed")
+        _unlink(record, after: previous)
+    }
+
+    @usableFromInline @inline(never)
+    internal func _trapNotLocked(_ operation: StaticString) -> Never {
+        _lockMisuse("ConditionLock", name: name, "\(operation) called while it is not locked")
+    }
+}

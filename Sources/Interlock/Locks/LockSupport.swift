@@ -1,0 +1,36 @@
+// LockSupport: plumbing shared by Lock, RecursiveLock, SpinLock and ReadWriteLock — the guard
+// of the `name` property and the misuse trap. No algorithm lives here.
+//
+// `name` is a String, which cannot be read and written atomically, yet a Sendable lock must let
+// any thread read or set it. It is guarded by its own 32-bit word (0 free, 1 held), apart from
+// the lock word, so naming a lock never touches the hot path: `name` is read only when trapping.
+
+import CInterlock
+
+/// A test-and-test-and-set guard over one 32-bit word, for the rarely used `name` property.
+@usableFromInline
+internal enum _LockNameGuard {
+    /// Runs `body` with the guard word held.
+    @usableFromInline
+    internal static func withGuard<R>(_ word: UnsafeMutablePointer<UInt32>, _ body: () -> R) -> R {
+        // Acquire: pairs with the release store below, so the String the previous holder
+        // wrote is visible to this one.
+        while ilk_atomic_exchange_u32(word, 1, ILK_ORDER_ACQUIRE) != 0 {
+            // Relaxed: only a hint that the guard looks free; the exchange above decides.
+            while ilk_atomic_load_u32(word, ILK_ORDER_RELAXED) != 0 { ilk_thread_yield() }
+        }
+        defer {
+            // Release: publishes this holder's String accesses to the next holder's acquire.
+            ilk_atomic_store_u32(word, 0, ILK_ORDER_RELEASE)
+        }
+        return body()
+    }
+}
+
+/// The trap for a misuse of a lock: names the type, its `name` when set, and the mistake.
+/// Out of line and cold, so that building the message costs nothing on the hot path.
+@usableFromInline @inline(never)
+internal func _lockMisuse(_ type: StaticString, name: String?, _ mistake: String) -> Never {
+    let named = name.map { " \"\($0)\"" } ?? " (unnamed)"
+    fatalError("\(type)\(named): \(mistake)")
+}

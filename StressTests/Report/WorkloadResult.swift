@@ -1,0 +1,77 @@
+// The outcome of one workload: the figures of the table and of the JSON report.
+
+import Histogram
+
+/// Latency percentiles of the sampled operations, in nanoseconds.
+struct LatencySummary: Codable, Sendable {
+    /// How many operations were timed.
+    let samples: UInt64
+    let p50: UInt64
+    let p99: UInt64
+    let p999: UInt64
+    let max: UInt64
+
+    init(_ histogram: LatencyHistogram) {
+        samples = histogram.totalCount
+        guard samples > 0 else { p50 = 0; p99 = 0; p999 = 0; max = 0; return }
+        p50 = histogram.valueAtPercentile(50)
+        p99 = histogram.valueAtPercentile(99)
+        p999 = histogram.valueAtPercentile(99.9)
+        max = histogram.max
+    }
+}
+
+/// A named figure a workload attached with ``WorkloadContext/note(_:_:)``.
+struct ResultNote: Codable, Sendable {
+    let name: String
+    let value: String
+}
+
+/// One row of the report.
+struct WorkloadResult: Codable, Sendable {
+    let name: String
+    let summary: String
+    let threads: Int
+    /// Operations counted exactly over all threads.
+    let operations: Int
+    /// Seconds from the start gate opening to the last thread joined.
+    let seconds: Double
+    let operationsPerSecond: Double
+    let latencyNanoseconds: LatencySummary
+    let passed: Bool
+    /// The first violation messages (at most `WorkloadContext.keptViolations`).
+    let violations: [String]
+    /// How many violations were reported in all.
+    let violationCount: Int
+    let notes: [ResultNote]
+
+    init(workload: Workload, context: WorkloadContext) {
+        name = workload.name
+        summary = workload.summary
+        threads = context.threadCount
+        operations = context.operations
+        seconds = context.elapsed.seconds
+        operationsPerSecond = seconds > 0 ? Double(operations) / seconds : 0
+        latencyNanoseconds = LatencySummary(context.latencies)
+        let (messages, total) = context.violations
+        violations = messages
+        violationCount = total
+        passed = total == 0
+        notes = context.notes.map { ResultNote(name: $0.0, value: $0.1) }
+    }
+
+    /// The result of a workload that never finished (see `Watchdog`).
+    init(hung workload: Workload, threads: Int, seconds: Double, message: String) {
+        name = workload.name
+        summary = workload.summary
+        self.threads = threads
+        operations = 0
+        self.seconds = seconds
+        operationsPerSecond = 0
+        latencyNanoseconds = LatencySummary(makeLatencyHistogram())
+        passed = false
+        violations = [message]
+        violationCount = 1
+        notes = []
+    }
+}
