@@ -383,7 +383,14 @@ public final class ReadWriteLock: @unchecked Sendable {
                 // takes the lock). Clear it, or new readers would be refused with nobody left to
                 // clear it. A writer still on its way to sleep sees the notification word moved
                 // (EAGAIN) and sets WW again.
-                _ = ilk_atomic_cas_value_u32(_stateWord, ww, 0, ILK_ORDER_RELAXED, ILK_ORDER_RELAXED)
+                let cleared = ilk_atomic_cas_value_u32(_stateWord, ww, 0, ILK_ORDER_RELAXED, ILK_ORDER_RELAXED)
+                // Readers that saw the stale WW may have set RW and gone to sleep since our
+                // wake found nobody (regression: `rwlock-no-torn-reads` hung with the state at
+                // RW|WW, count 0, every thread a sleeping reader). If the lock is still free
+                // with bits set, decide again on what we found; if it is held, its unlock wakes.
+                if cleared != ww && cleared & _RWState.mask == 0 && cleared & _RWState.waitingBits != 0 {
+                    _wake(cleared, fromWriter: true)
+                }
                 return
             }
             // The writers' turn: leave the readers queued.
