@@ -17,25 +17,8 @@ have_urcu || missing+=(liburcu-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-install_cmd="apt-get update && apt-get install -y ${missing[*]}"
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "Interlock needs liburcu (userspace RCU) and pkg-config: ${missing[*]} are missing." >&2
-    echo "This system has no apt-get; install your distribution's liburcu development package" >&2
-    echo "(e.g. 'dnf install userspace-rcu-devel pkgconf') and run this command again." >&2
-    exit 1
-fi
-
-echo "Interlock: installing ${missing[*]} (${install_cmd})" >&2
-if [ "$(id -u)" -eq 0 ]; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    sudo DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-else
-    echo "Interlock needs ${missing[*]}, and this user cannot install packages." >&2
-    echo "Run:  sudo sh -c '${install_cmd}'" >&2
-    echo "then run this command again." >&2
-    exit 1
-fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+"$here/apt-install.sh" "Interlock" \
+    "install your distribution's liburcu development package and pkg-config (e.g. 'dnf install userspace-rcu-devel pkgconf')" \
+    "${missing[@]}"
 have_urcu || { echo "Interlock: liburcu-dev was installed but liburcu-bp is still not found." >&2; exit 1; }
