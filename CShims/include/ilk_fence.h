@@ -8,6 +8,8 @@
  * ilk_compiler_barrier  signal fence: stops compiler reordering, emits no instruction
  * ilk_spin_pause        CPU hint inside a spin-wait loop (`pause` on x86, `yield` on arm64)
  * ilk_thread_yield      give the rest of the time slice to another runnable thread
+ * ilk_spin_jitter       a cheap, fast-changing number (the CPU's cycle counter where there is
+ *                       one) to de-synchronize the backoff of spinning threads; not random
  *
  * Note for lock authors: ThreadSanitizer does not model standalone fences. Interlock's own
  * primitives synchronize through acquire/release operations on the atomics themselves.
@@ -17,6 +19,8 @@
 
 #include "ilk_atomic.h"
 
+#include <stdint.h>
+#include <time.h>
 #if defined(__unix__) || defined(__APPLE__)
 #include <sched.h>
 #endif
@@ -40,6 +44,20 @@ ILK_INLINE void ilk_spin_pause(void) {
 ILK_INLINE void ilk_thread_yield(void) {
 #if defined(__unix__) || defined(__APPLE__)
     (void)sched_yield();
+#endif
+}
+
+ILK_INLINE uint32_t ilk_spin_jitter(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    return (uint32_t)__builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+    uint64_t ticks;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(ticks));
+    return (uint32_t)ticks;
+#else
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint32_t)ts.tv_nsec;
 #endif
 }
 

@@ -5,7 +5,8 @@
 // `entered`: since a waiter holds the lock from its increment until `wait` releases it, once
 // the test holds the lock and reads N, all N have released it inside `wait`.
 
-import Interlock
+@testable import Interlock
+import CInterlock
 import Testing
 
 @Suite("Condition")
@@ -141,6 +142,34 @@ struct ConditionTests {
         #expect(returned.value == waiters)
         #expect(tickets.value == 0)
         #expect(stalls.value == 0, "a waiter timed out with a ticket available: lost signal")
+    }
+
+    @Test("a signal wakes a waiter that has stopped spinning and sleeps in the kernel")
+    func signalReachesSleeper() {
+        let condition = Condition()
+        let ready = PlainShared(false)
+        let woke = PlainShared(false)
+        let stalls = PlainShared(0)
+        let waiter = TestThread {
+            condition.lock()
+            while !ready.value {
+                if !condition.wait(until: .now + conditionStallLimit * 2) { stalls.value += 1 }
+            }
+            woke.value = true
+            condition.unlock()
+        }
+        // The waiter is asleep once it counts itself in `sleepers` (after its spin window).
+        // Relaxed: a test observation of a counter only its waiters write.
+        #expect(progresses { ilk_atomic_load_u32(condition._sleepers, ILK_ORDER_RELAXED) == 1 },
+                "the waiter never went to sleep")
+        condition.lock()
+        ready.value = true
+        condition.signal()
+        condition.unlock()
+        #expect(progresses { condition.withLock { woke.value } }, "the signal did not wake the sleeper")
+        waiter.join()
+        #expect(stalls.value == 0, "the waiter timed out with its predicate true: lost signal")
+        #expect(ilk_atomic_load_u32(condition._sleepers, ILK_ORDER_RELAXED) == 0)
     }
 
     @Test("broadcast wakes every waiter", arguments: [true, false])

@@ -1,10 +1,17 @@
 // Tests of ReadWriteLock: readers overlap, a writer excludes everyone, writers are preferred
 // (tryLockRead fails and new readers wait while a writer waits), readers are not starved by a
 // stream of writers, try and timed forms (including the clean-up after a timed-out writer),
-// with{Read,Write}Lock, and the unlock traps.
+// with{Read,Write}Lock, and the unlock traps; and, on Linux, the regression test of ccc75dd
+// (a writer's unlock that clears a stale writers-waiting bit while readers queue), made
+// deterministic by holding the unlocker at a system call (see `_HeldSystemCall`).
 
-import Interlock
+import CInterlock
+@testable import Interlock
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("ReadWriteLock")
 struct ReadWriteLockTests {
@@ -194,6 +201,87 @@ struct ReadWriteLockTests {
         lock.unlockWrite()
     }
 
+    #if os(Linux) && (arch(x86_64) || arch(arm64))
+    /// ccc75dd: a writer unlocking with RW|WW set and no reader asleep clears RW, wakes nobody
+    /// (no reader asleep), wakes no writer (none asleep), then clears the stale WW with
+    /// CAS(WW -> 0). Readers arriving after RW was cleared see WW, set RW and sleep: that CAS
+    /// fails, and the old code returned, leaving them asleep on RW|WW, count 0, forever.
+    ///
+    /// The window (between the writer wake-up and the CAS) is two system calls wide, so instead
+    /// of racing for it the test holds the unlocker inside it: a seccomp filter on the unlocker
+    /// thread alone turns its futex wake of the notification word (`_wakeWriter`) into a user
+    /// notification, and the system call waits until this test answers. Meanwhile readers
+    /// queue; the answer is 0 woken (true: no writer exists), and the unlocker meets RW|WW.
+    @Test("regression: a writer's unlock that clears a stale WW while readers queue wakes them (ccc75dd)")
+    func regressionWriterUnlockClearingStaleWriterBitWakesQueuedReaders() throws {
+        let rw = _RWState.readersWaiting, ww = _RWState.writersWaiting
+        let lock = ReadWriteLock()
+        let state = { ilk_atomic_load_u32(lock._stateWord, ILK_ORDER_RELAXED) }
+        lock.lockWrite()
+        // Stale bits, nobody asleep: RW as a timed-out reader leaves it, WW as a writer that
+        // slept keeps it when it takes the lock. The unlock below takes the reader-turn path.
+        _ = ilk_atomic_fetch_or_u32(lock._stateWord, rw | ww, ILK_ORDER_RELAXED)
+        #expect(state() == _RWState.mask | rw | ww)
+
+        let listener = AtomicInt(0)  // the unlocker's seccomp listener fd, or -errno
+        let unlockerDone = AtomicBool(false)
+        let notifyAddress = UInt(bitPattern: lock._notifyWord)
+        let unlocker = TestThread {
+            listener.store(_HeldSystemCall.holdFutexWakes(of: notifyAddress))
+            lock.unlockWrite()  // not tied to the thread that locked
+            unlockerDone.store(true)
+        }
+        #expect(lockEventually(within: .seconds(10)) { listener.load() != 0 })
+        let fd = Int32(listener.load())
+        guard fd > 0 else {
+            // No seccomp user notification here (kernel before 5.0, or a sandbox that forbids
+            // it): the window cannot be held, so the test cannot say anything.
+            unlocker.join()
+            try Test.cancel("seccomp user notification unavailable (errno \(-fd)): cannot hold the unlocker")
+        }
+
+        // The unlocker has cleared RW, found no reader asleep, and is now held in its writer
+        // wake-up: the state is WW, count 0, and it has not yet tried CAS(WW -> 0).
+        let held = _HeldSystemCall.receive(fd, within: .seconds(10))
+        #expect(held != nil, "the unlocker never reached its writer wake-up")
+        #expect(state() == ww)
+
+        // Readers arrive: WW is set, so they queue: set RW and sleep. RW set is enough to go
+        // on: from then on the state stays RW|WW until the unlocker acts, so every reader,
+        // asleep already or not yet, stays out (and goes to sleep) unless the unlocker wakes it.
+        let readerCount = 3
+        let readersIn = AtomicInt(0)
+        let readers = (0..<readerCount).map { _ in
+            TestThread {
+                lock.lockRead()
+                readersIn.increment()
+                lock.unlockRead()
+            }
+        }
+        #expect(lockEventually(within: .seconds(10)) { state() & rw != 0 })
+
+        // Release the unlocker: its wake-up woke no writer, so it tries CAS(WW -> 0), which
+        // fails on RW|WW; it must wake the readers. Closing the listener lets any later held
+        // call fail at once with ENOSYS (0 woken, which is right: there is no writer).
+        if let held { _HeldSystemCall.answer(fd, held, returning: 0) }
+        close(fd)
+
+        let allIn = lockEventually(within: .seconds(10)) { readersIn.load() == readerCount }
+        #expect(allIn, "readers left asleep: state \(String(state(), radix: 16)), \(readersIn.load()) of \(readerCount) got in")
+        if !allIn {
+            // Rescue them so that the threads can be joined: clear the bits and wake them.
+            _ = ilk_atomic_fetch_and_u32(lock._stateWord, ~(rw | ww), ILK_ORDER_RELAXED)
+            _Futex.wakeAll(lock._stateWord)
+        }
+        for reader in readers { reader.join() }
+        unlocker.join()
+        #expect(unlockerDone.load())
+        #expect(state() == 0)
+        #expect(lock.tryLockWrite())
+        lock.unlockWrite()
+    }
+    #endif
+
     @Test("withReadLock and withWriteLock return the body's value and unlock when it throws")
     func withForms() {
         let lock = ReadWriteLock()
@@ -243,3 +331,91 @@ private func readersRefused(_ lock: ReadWriteLock) -> Bool {
     }
     return true
 }
+
+#if os(Linux) && (arch(x86_64) || arch(arm64))
+/// Holds one thread at a chosen system call until the test answers it, with a seccomp filter
+/// that returns SECCOMP_RET_USER_NOTIF (Linux 5.0) for `futex(word, FUTEX_WAKE_PRIVATE, ...)`.
+/// The filter applies to the thread that installs it (no TSYNC), and only to that word, so the
+/// rest of the test process runs as usual; the thread sets no_new_privs, which seccomp requires
+/// of an unprivileged caller, for itself alone. The C calls are variadic (Swift cannot call
+/// them), so they go through libc's `syscall`, itself called through a plain function type.
+private enum _HeldSystemCall {
+    #if arch(x86_64)
+    static let futexNumber = 202, ioctlNumber = 16, prctlNumber = 157, seccompNumber = 317
+    static let auditArch: UInt32 = 0xC000_003E  // AUDIT_ARCH_X86_64
+    #else
+    static let futexNumber = 98, ioctlNumber = 29, prctlNumber = 167, seccompNumber = 277
+    static let auditArch: UInt32 = 0xC000_00B7  // AUDIT_ARCH_AARCH64
+    #endif
+    static let futexWakePrivate: UInt32 = 129  // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
+    static let notifReceive = 0xC050_2100  // SECCOMP_IOCTL_NOTIF_RECV: struct seccomp_notif, 80 bytes
+    static let notifSend = 0xC018_2101  // SECCOMP_IOCTL_NOTIF_SEND: struct seccomp_notif_resp, 24 bytes
+
+    typealias SyscallFunction = @convention(c) (Int, Int, Int, Int, Int, Int, Int) -> Int
+
+    /// libc's `long syscall(long number, ...)`, called as a non-variadic function: on Linux
+    /// x86-64 and AArch64 integer arguments travel alike either way (glibc's `syscall` is
+    /// assembly that moves them into place and ignores x86-64's vector-count register).
+    static func syscall(_ number: Int, _ a: Int = 0, _ b: Int = 0, _ c: Int = 0, _ d: Int = 0) -> Int {
+        let symbol = dlsym(nil, "syscall")!  // nil: RTLD_DEFAULT
+        return unsafeBitCast(symbol, to: SyscallFunction.self)(number, a, b, c, d, 0, 0)
+    }
+
+    /// One classic-BPF instruction, laid out as `struct sock_filter` (little-endian).
+    static func instruction(_ code: UInt16, _ k: UInt32, jt: UInt8 = 0, jf: UInt8 = 0) -> UInt64 {
+        UInt64(code) | UInt64(jt) << 16 | UInt64(jf) << 24 | UInt64(k) << 32
+    }
+
+    /// Installs the filter on the calling thread. - Returns: the listener fd, or -errno.
+    static func holdFutexWakes(of address: UInt) -> Int {
+        let load: UInt16 = 0x20, jumpIfEqual: UInt16 = 0x15, ret: UInt16 = 0x06  // BPF_LD|W|ABS ...
+        let userNotif: UInt32 = 0x7FC0_0000, allow: UInt32 = 0x7FFF_0000
+        // struct seccomp_data: nr at 0, arch at 4, args[0] at 16 (low word) and 20, args[1] at 24.
+        // A failed comparison at instruction i jumps to the final ALLOW, 10 - i ahead.
+        let program: [UInt64] = [
+            instruction(load, 4),
+            instruction(jumpIfEqual, auditArch, jf: 9),
+            instruction(load, 0),
+            instruction(jumpIfEqual, UInt32(futexNumber), jf: 7),
+            instruction(load, 16),
+            instruction(jumpIfEqual, UInt32(truncatingIfNeeded: address), jf: 5),
+            instruction(load, 20),
+            instruction(jumpIfEqual, UInt32(truncatingIfNeeded: address >> 32), jf: 3),
+            instruction(load, 24),
+            instruction(jumpIfEqual, futexWakePrivate, jf: 1),
+            instruction(ret, userNotif),
+            instruction(ret, allow),
+        ]
+        guard syscall(prctlNumber, 38 /* PR_SET_NO_NEW_PRIVS */, 1) == 0 else { return -Int(errno) }
+        return program.withUnsafeBufferPointer { code in
+            // struct sock_fprog: unsigned short len, then the pointer at offset 8.
+            var fprog: (UInt64, UInt) = (UInt64(code.count), UInt(bitPattern: code.baseAddress))
+            let fd = withUnsafeMutablePointer(to: &fprog) {
+                // SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER
+                syscall(seccompNumber, 1, 8, Int(bitPattern: UInt(bitPattern: $0)))
+            }
+            return fd >= 0 ? fd : -Int(errno)
+        }
+    }
+
+    /// Waits at most `limit` for a held call. - Returns: its notification id, or nil.
+    static func receive(_ fd: Int32, within limit: Duration) -> UInt64? {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(limit.components.seconds * 1000)
+        guard poll(&poller, 1, milliseconds) == 1, poller.revents & Int16(POLLIN) != 0 else { return nil }
+        var notification = [UInt64](repeating: 0, count: 10)  // zeroed, as the kernel requires
+        let r = notification.withUnsafeMutableBytes {
+            syscall(ioctlNumber, Int(fd), notifReceive, Int(bitPattern: $0.baseAddress))
+        }
+        return r == 0 ? notification[0] : nil
+    }
+
+    /// Ends the held call `id` without running it: it returns `value`.
+    static func answer(_ fd: Int32, _ id: UInt64, returning value: Int64) {
+        var response: [UInt64] = [id, UInt64(bitPattern: value), 0]  // id, val, error 0, flags 0
+        _ = response.withUnsafeMutableBytes {
+            syscall(ioctlNumber, Int(fd), notifSend, Int(bitPattern: $0.baseAddress))
+        }
+    }
+}
+#endif

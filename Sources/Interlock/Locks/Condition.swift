@@ -11,17 +11,25 @@
 // (glibc's requeue broadcast): the unlocks of the mutex then wake them one at a time, so they
 // do not stampede onto a mutex only one of them can hold.
 //
-// Measured (Benchmarks/ConditionBenchmarks, "Condition ping-pong", median per round trip,
-// 2-core machine shared with other builds, so +-15% noise):
-//   - always re-taking the mutex with `lockContended` (the textbook form)        9.0 us
-//   - a waiter spinning ~100 pause rounds on the sequence before sleeping        ~30 us
-//   - re-taking the mutex with the mutex's own spin (`_MutexWord.lock`)           20.4 us
-//   - this file: one CAS, else park at once; `lockContended` only when requeued   8.6 us
-//   (pthread condvar 8.4–10.5 us, NSCondition 8.5–10.1 us in the same runs; the README has
-//   the final figures and their spread: a tie with both, ratio 0.92–1.05 over four runs.)
-// Spinning loses on two cores: the spinner holds the core the signaller needs. So waiters
-// sleep at once and re-take the mutex with one CAS or park; and a thread that was not
-// requeued takes the mutex as 1, not 2, so its unlock makes no wake-up system call.
+// Spinning before sleeping (AdaptiveSpin.swift): a waiter first spins on the sequence for an
+// adaptive window (learned per condition from how long its recent waits took, 1-50 us), and
+// only then sleeps; it is counted in `sleepers` just before the futex wait, so a signal that
+// finds nobody asleep makes no system call. A waiter woken by a signal takes the mutex as any
+// locker does (one CAS, the mutex's bounded spin, then parking), so that its own unlock makes
+// no system call either. A waiter spins only while at most one other thread waits
+// (`_conditionSpinMaxWaiters`): the hand-over of a ping-pong, where the partner just signalled
+// may still be counted; with more waiters (a broadcast to a crowd), spinners would take the
+// cores that the thread they wait for needs, so they sleep at once.
+//
+// Measured (Benchmarks/ConditionBenchmarks, 2-core VM, quiet, median per round trip of a
+// two-thread ping-pong): pthread condvar 40-54 us, NSCondition 40-54 us (every hand-off is a
+// wake-up of an idle virtual CPU); this file 0.18-0.23 us. A fixed 4 us spin instead of the
+// adaptive window flipped between 0.2 us and 15 us from run to run (once a wake-up took longer
+// than the spin, the partner had stopped spinning too, and every hand-off slept); spinning
+// with three waiters on two cores made the broadcast hand-off ring of ConditionBenchmarks
+// twice as slow, hence the waiter limit. Under load (two CPU hogs on the two cores) every
+// contender, old or new, varied between 2 and 45 us from run to run: no regression could be
+// told from the noise. The README has the final table.
 //
 // State (one struct, the first stored property of the object, at a fixed address). The mutex
 // and the sequence share a cache line on purpose: every hand-off touches both (the signaller
@@ -36,6 +44,10 @@
 //   waiters        32   wait: +1 before releasing the     threads that may sleep on the
 //                       mutex, -1 once awake              sequence (an upper bound)
 //   nameGuard      32   the `name` accessors              0 free, 1 busy (LockSupport.swift)
+//   sleepers       32   wait: +1 before the futex wait,   threads that may be asleep on the
+//                       -1 after it                       sequence (an upper bound)
+//   spinWindow     32   waiters (relaxed)                 adaptive spin window, ns
+//                                                         (AdaptiveSpin.swift)
 //   sequence       64   signal and broadcast: +1          the condition; the futex word is
 //                                                         its low 32 bits
 //   lastRequeued   64   broadcast, before its requeue     the highest sequence value a
@@ -44,7 +56,9 @@
 // Waiting, step by step (the lock held on entry, checked through `owner`):
 //   1. waiters += 1; s = sequence          — both before the mutex is released
 //   2. owner = 0; unlock the mutex
-//   3. futex-wait(low half of the sequence, low half of s)
+//   3. spin while sequence == s (adaptive window; only with <= 2 waiters); if it changed, skip
+//      to 4. Otherwise sleepers += 1; futex-wait(low half of the sequence, low half of s);
+//      sleepers -= 1
 //   4. waiters -= 1
 //   5. take the mutex. A thread that a broadcast requeued onto the mutex word and that an
 //      unlock then woke has consumed that unlock's wake-up: it must take the mutex with
@@ -52,20 +66,30 @@
 //      requeued thread. It knows it may be one when the wait returned "woken" and
 //      `lastRequeued >= s` (some requeue ran after it read s). Every other thread — woken by
 //      a signal, never asleep, timed out (ETIMEDOUT means no wake was consumed) — takes the
-//      mutex with one CAS 0 -> 1 (so its unlock makes no system call), or, when that fails,
-//      parks at once with `lockContended` (no spinning: see "Measured").
+//      mutex as any locker does: one CAS 0 -> 1 (so its unlock makes no system call), the
+//      mutex's bounded spin, then parking.
 //   6. owner = me
 //
 // Invariants:
-//   - A thread counted in `waiters` either has not yet slept, sleeps on the sequence, sleeps
-//     on the mutex word (requeued), or is between waking and decrementing. So `waiters == 0`
-//     means nobody can be asleep on the sequence: signal and broadcast then make no system call.
+//   - A thread counted in `waiters` either has not yet slept, spins, sleeps on the sequence,
+//     sleeps on the mutex word (requeued), or is between waking and decrementing. So
+//     `waiters == 0` means nobody can be asleep on the sequence: signal and broadcast then
+//     make no system call.
+//   - A thread asleep (or about to be) on the sequence is counted in `sleepers`. A signaller
+//     increments the sequence, then reads `sleepers`; a waiter increments `sleepers`, then
+//     the kernel compares the sequence. Both are sequentially consistent read-modify-writes
+//     followed by a read of the other word (Dekker): either the signaller sees the waiter
+//     counted and wakes, or the waiter's futex wait sees the new sequence and returns. So a
+//     signal that reads `sleepers == 0` may skip the system call: a spinning waiter sees the
+//     new sequence itself.
 //   - No lost wake-up: a waiter reads the sequence and counts itself before releasing the
 //     mutex. A signaller that changed the predicate under the mutex after that release took
 //     the mutex after the waiter released it, so it sees the waiter counted, and its increment
 //     of the sequence comes after the waiter's read in the word's modification order; the
 //     kernel compares the word with s and queues the waiter atomically with respect to the
 //     wake, so either the wait fails with "value changed" or the wake finds the waiter queued.
+//   - Broadcast that reads `sleepers == 0` after its increment moves nobody (the Dekker
+//     pairing above: every waiter not counted sees the new sequence itself).
 //   - Broadcast: the threads moved onto the mutex word must find it at 2 so that an unlock
 //     wakes them. When the broadcaster holds the mutex (the usual case, checked through
 //     `owner`), it marks the word 2 before requeuing and wakes nobody: the first wake happens
@@ -91,6 +115,13 @@
 //
 // Memory ordering:
 //   - The mutex orders the user's data: `_MutexWord`'s acquire on lock, release on unlock.
+//   - `sleepers`: the increment and the signaller's load are sequentially consistent (the
+//     Dekker pairing above, with the signaller's seq_cst increment of the sequence and the
+//     kernel's compare, which follows a full barrier on syscall entry); the decrement is
+//     relaxed (it lowers an upper bound: a stale value costs one wake call for nobody).
+//   - `spinWindow`: relaxed, a heuristic (AdaptiveSpin.swift).
+//   - Spinning reads of the sequence are relaxed: they only decide whether to sleep; the mutex,
+//     re-taken next, orders the user's data.
 //   - `waiters`: the increment and the signaller's load are sequentially consistent; the
 //     increment is sequenced before the release of the mutex and the load after the
 //     signaller's acquire of it, which alone makes the count visible; seq_cst also covers a
@@ -114,6 +145,9 @@
 
 import CInterlock
 
+/// Waiters (this one included) above which a waiter sleeps at once instead of spinning.
+@usableFromInline internal let _conditionSpinMaxWaiters: UInt32 = 2
+
 /// The state of a ``Condition`` (see the file comment for the table).
 @usableFromInline
 internal struct _ConditionState {
@@ -121,6 +155,8 @@ internal struct _ConditionState {
     @usableFromInline var owner: UInt32 = 0
     @usableFromInline var waiters: UInt32 = 0
     @usableFromInline var nameGuard: UInt32 = 0
+    @usableFromInline var sleepers: UInt32 = 0
+    @usableFromInline var spinWindow: UInt32 = _AdaptiveSpin.initialWindow
     // Starts above `lastRequeued`, so no thread believes itself requeued before any broadcast.
     @usableFromInline var sequence: UInt64 = 1
     @usableFromInline var lastRequeued: UInt64 = 0
@@ -143,9 +179,11 @@ internal struct _ConditionState {
 /// Waits may return spuriously, so always re-check the predicate in a loop.
 ///
 /// Built on futexes: the uncontended lock is one compare-and-swap, the unlock one exchange;
-/// ``signal()`` and ``broadcast()`` make no system call when nobody waits; ``broadcast()``
-/// moves the waiters onto the mutex (FUTEX_CMP_REQUEUE) so that they take it one after the
-/// other instead of all waking at once.
+/// ``signal()`` and ``broadcast()`` make no system call when nobody sleeps; ``broadcast()``
+/// moves the sleepers onto the mutex (FUTEX_CMP_REQUEUE) so that they take it one after the
+/// other instead of all waking at once. A waiter spins briefly before it sleeps, for a window
+/// learned from how long recent waits on this condition took (at most 50 µs), so that threads
+/// handing work back and forth do not pay a kernel wake-up per hand-off.
 ///
 /// - Warning: ``wait()`` and ``wait(until:)`` trap when the calling thread does not hold the
 ///   lock, and ``unlock()`` traps when the calling thread does not hold it, naming the
@@ -165,17 +203,15 @@ public final class Condition: Locking, @unchecked Sendable {
 
     /// The address of a field of the state: fixed for the object's lifetime.
     @inlinable @inline(__always)
-    internal func _field<T>(_ field: KeyPath<_ConditionState, T>, as _: T.Type) -> UnsafeMutablePointer<T> {
-        // SAFETY: `_storage` is the first stored property of this final class; objects never
-        // move and `self` is alive for the call; the offset is that of a stored field.
-        UnsafeMutableRawPointer(_getUnsafePointerToStoredProperties(self))
-            .advanced(by: MemoryLayout<_ConditionState>.offset(of: field)!)
-            .assumingMemoryBound(to: T.self)
+    internal func _field<T>(_ field: KeyPath<_ConditionState, T>, as type: T.Type) -> UnsafeMutablePointer<T> {
+        _stateField(of: self, field, as: type)
     }
 
     @inlinable @inline(__always) internal var _mutex: UnsafeMutablePointer<UInt32> { _field(\.mutex, as: UInt32.self) }
     @inlinable @inline(__always) internal var _owner: UnsafeMutablePointer<UInt32> { _field(\.owner, as: UInt32.self) }
     @inlinable @inline(__always) internal var _waiters: UnsafeMutablePointer<UInt32> { _field(\.waiters, as: UInt32.self) }
+    @inlinable @inline(__always) internal var _sleepers: UnsafeMutablePointer<UInt32> { _field(\.sleepers, as: UInt32.self) }
+    @inlinable @inline(__always) internal var _spinWindow: UnsafeMutablePointer<UInt32> { _field(\.spinWindow, as: UInt32.self) }
     @inlinable @inline(__always) internal var _sequence: UnsafeMutablePointer<UInt64> { _field(\.sequence, as: UInt64.self) }
     @inlinable @inline(__always) internal var _lastRequeued: UnsafeMutablePointer<UInt64> { _field(\.lastRequeued, as: UInt64.self) }
 
@@ -314,13 +350,46 @@ public final class Condition: Locking, @unchecked Sendable {
         return observed
     }
 
-    /// Step 3: sleep on the sequence while it reads `observed` (no spinning: see the file
-    /// comment, "Measured").
+    /// Step 3: spin while the sequence reads `observed` (AdaptiveSpin.swift), then sleep on it,
+    /// counted in `sleepers` so that signallers know a system call is needed.
+    /// - Returns: `.valueChanged` when the sequence moved during the spin (nobody woke us).
     @usableFromInline
     internal func _sleep(_ observed: UInt64, deadline: ContinuousClock.Instant?) -> _Futex.WaitResult {
+        let windowWord = _spinWindow
+        let window = _AdaptiveSpin.window(windowWord)
+        let start = ilk_clock_monotonic_ns()
+        // Spin only while at most one other thread waits (a hand-over: the waiter just
+        // signalled may still be counted); with more, spinners would take the cores that the
+        // thread they wait for needs (file comment, "Measured").
+        // Relaxed: a heuristic; any value is safe.
+        if ilk_atomic_load_u32(_waiters, ILK_ORDER_RELAXED) <= _conditionSpinMaxWaiters {
+            let sequence = _sequence
+            // Relaxed: only decides whether to sleep; the mutex, re-taken next, orders data.
+            if let elapsed = _AdaptiveSpin.spin(window: window, start: start, while: {
+                ilk_atomic_load_u64(sequence, ILK_ORDER_RELAXED) == observed
+            }) {
+                _AdaptiveSpin.learnFromSpin(windowWord, window: window, elapsed: elapsed)
+                return .valueChanged
+            }
+        }
+        // Seq_cst: pairs with the signaller's seq_cst increment of the sequence and load of
+        // `sleepers` (file comment): either it sees us counted or our futex wait sees its
+        // increment.
+        _ = ilk_atomic_fetch_add_u32(_sleepers, 1, ILK_ORDER_SEQ_CST)
         let expected = UInt32(truncatingIfNeeded: observed)
-        if let deadline { return _Futex.wait(_futexWord, expected: expected, until: deadline) }
-        return _Futex.wait(_futexWord, expected: expected)
+        let result: _Futex.WaitResult
+        if let deadline {
+            result = _Futex.wait(_futexWord, expected: expected, until: deadline)
+        } else {
+            result = _Futex.wait(_futexWord, expected: expected)
+        }
+        // Relaxed: only lowers an upper bound; a signaller that reads the stale higher value
+        // makes one wake call for nobody.
+        _ = ilk_atomic_fetch_sub_u32(_sleepers, 1, ILK_ORDER_RELAXED)
+        _AdaptiveSpin.learnFromSleep(
+            windowWord, window: window, waited: ilk_clock_monotonic_ns() &- start,
+            woken: result != .timedOut)
+        return result
     }
 
     /// Steps 4 to 6 of a wait: count out, take the mutex back, record the owner.
@@ -333,10 +402,10 @@ public final class Condition: Locking, @unchecked Sendable {
             // Maybe requeued by a broadcast and woken by an unlock: keep the word at 2 so
             // that our unlock wakes the next requeued thread.
             _MutexWord.lockContended(_mutex)
-        } else if !_MutexWord.tryLock(_mutex) {
-            // Not woken through the mutex word, but the mutex is taken: park at once, without
-            // the mutex's spin (measured: spinning here makes the ping-pong 2x slower).
-            _MutexWord.lockContended(_mutex)
+        } else {
+            // Not woken through the mutex word: take it as any locker does (one CAS, then the
+            // mutex's bounded spin, then parking), so that its unlock makes no system call.
+            _MutexWord.lock(_mutex)
         }
         // Relaxed: read back only by this thread.
         ilk_atomic_store_u32(_owner, me, ILK_ORDER_RELAXED)
@@ -346,7 +415,9 @@ public final class Condition: Locking, @unchecked Sendable {
     internal func _signalSlow() {
         // Seq_cst RMW: ordered after the `waiters` load (file comment, "sequence").
         _ = ilk_atomic_fetch_add_u64(_sequence, 1, ILK_ORDER_SEQ_CST)
-        _Futex.wakeOne(_futexWord)
+        // Seq_cst: after the increment (file comment, "sleepers"); spinning waiters see the
+        // increment and need no system call.
+        if ilk_atomic_load_u32(_sleepers, ILK_ORDER_SEQ_CST) != 0 { _Futex.wakeOne(_futexWord) }
     }
 
     @usableFromInline @inline(never)
@@ -354,6 +425,9 @@ public final class Condition: Locking, @unchecked Sendable {
         let mutex = _mutex
         // Seq_cst RMW: ordered after the `waiters` load (file comment, "sequence").
         let current = ilk_atomic_add_fetch_u64(_sequence, 1, ILK_ORDER_SEQ_CST)
+        // Seq_cst: after the increment (file comment, "sleepers"). Nobody asleep: the
+        // spinning waiters see the increment, and nobody needs moving onto the mutex.
+        if ilk_atomic_load_u32(_sleepers, ILK_ORDER_SEQ_CST) == 0 { return }
         // Raise lastRequeued to `current` before the requeue can move anyone (file comment).
         let last = _lastRequeued
         // Relaxed: the first guess of the CAS loop, which re-reads the word itself.

@@ -1,5 +1,6 @@
-// LockSupport: plumbing shared by Lock, RecursiveLock, SpinLock and ReadWriteLock — the guard
-// of the `name` property and the misuse trap. No algorithm lives here.
+// LockSupport: plumbing shared by the locks — the guard of the `name` property, the misuse
+// trap, and the field addresses of a state struct stored in a lock object. No algorithm lives
+// here.
 //
 // `name` is a String, which cannot be read and written atomically, yet a Sendable lock must let
 // any thread read or set it. It is guarded by its own 32-bit word (0 free, 1 held), apart from
@@ -25,6 +26,19 @@ internal enum _LockNameGuard {
         }
         return body()
     }
+}
+
+/// The address of `field` of the state struct that is the first stored property of `object`
+/// (Condition's and ConditionLock's layout): fixed for the object's lifetime.
+@inlinable @inline(__always)
+internal func _stateField<State, T>(
+    of object: AnyObject, _ field: KeyPath<State, T>, as _: T.Type
+) -> UnsafeMutablePointer<T> {
+    // SAFETY: the caller's first stored property is a `State`; objects never move and `object`
+    // is alive for the call; the offset is that of a stored field of `State`.
+    UnsafeMutableRawPointer(_getUnsafePointerToStoredProperties(object))
+        .advanced(by: MemoryLayout<State>.offset(of: field)!)
+        .assumingMemoryBound(to: T.self)
 }
 
 /// The trap for a misuse of a lock: names the type, its `name` when set, and the mistake.

@@ -42,7 +42,10 @@
 //     leaves consumes no wake-up meant for another; a writer that unlocks for waiting readers
 //     and finds none asleep wakes a writer instead, and if no writer sleeps either, clears the
 //     stale WW (regression test: the end of `ReadWriteLockTests.writerPreference`, where a
-//     timed-out reader had left RW set and the writer's unlock found nobody asleep).
+//     timed-out reader had left RW set and the writer's unlock found nobody asleep); and if
+//     that clear fails because readers queued meanwhile, it decides again on the state it
+//     found (regression test: `ReadWriteLockTests.regressionWriterUnlockClearingStaleWriter-
+//     BitWakesQueuedReaders`).
 //   - A timed writer that gives up after setting WW clears WW (and RW, waking the readers,
 //     when not write-locked) and wakes every writer, which re-assert WW: a bit is never left
 //     set with nobody to clear it.
@@ -386,7 +389,8 @@ public final class ReadWriteLock: @unchecked Sendable {
                 let cleared = ilk_atomic_cas_value_u32(_stateWord, ww, 0, ILK_ORDER_RELAXED, ILK_ORDER_RELAXED)
                 // Readers that saw the stale WW may have set RW and gone to sleep since our
                 // wake found nobody (regression: `rwlock-no-torn-reads` hung with the state at
-                // RW|WW, count 0, every thread a sleeping reader). If the lock is still free
+                // RW|WW, count 0, every thread a sleeping reader; unit test:
+                // `regressionWriterUnlockClearingStaleWriterBitWakesQueuedReaders`). If the lock is still free
                 // with bits set, decide again on what we found; if it is held, its unlock wakes.
                 if cleared != ww && cleared & _RWState.mask == 0 && cleared & _RWState.waitingBits != 0 {
                     _wake(cleared, fromWriter: true)
