@@ -39,15 +39,6 @@
 
 enum { ILK_POOL_WAITING = 0, ILK_POOL_DONE = 1, ILK_POOL_ORPHAN = 2 };
 
-struct ilk_pool_batch {
-    struct rcu_head head; /* first: call_rcu hands it back */
-    struct ilk_pool_batch *next; /* in a waiting FIFO, or in a ready list (ready_next) */
-    int state;
-    unsigned klass;
-    unsigned count;
-    void *nodes[ILK_NODE_POOL_BATCH];
-};
-
 struct ilk_pool_ready {
     struct ilk_pool_batch *head;
     long count;
@@ -61,8 +52,8 @@ struct ilk_pool_fifo {
 
 static struct ilk_pool_ready ilk_pool_ready[ILK_NODE_POOL_CLASSES];
 
-static __thread struct ilk_pool_batch *ilk_pool_alloc[ILK_NODE_POOL_CLASSES];
-static __thread struct ilk_pool_batch *ilk_pool_retire[ILK_NODE_POOL_CLASSES];
+__thread struct ilk_pool_batch *ilk_pool_alloc_batch[ILK_NODE_POOL_CLASSES];
+__thread struct ilk_pool_batch *ilk_pool_retire_batch[ILK_NODE_POOL_CLASSES];
 static __thread struct ilk_pool_fifo ilk_pool_waiting[ILK_NODE_POOL_CLASSES];
 static __thread struct ilk_pool_batch *ilk_pool_spare;
 static __thread int ilk_pool_thread_known;
@@ -75,7 +66,6 @@ static void ilk_pool_oom(size_t size) {
     abort();
 }
 
-static inline unsigned ilk_pool_class(size_t size) { return (unsigned)((size + 15) / 16) - 1; }
 
 /* Puts a batch that is past its grace period on the global ready list of its class, or frees
  * it when the list is full. The caller owns the batch. */
@@ -123,13 +113,13 @@ static void ilk_pool_request(struct ilk_pool_batch *batch, int state) {
 static void ilk_pool_thread_exit(void *value) {
     (void)value;
     for (unsigned c = 0; c < ILK_NODE_POOL_CLASSES; c++) {
-        struct ilk_pool_batch *batch = ilk_pool_retire[c];
-        ilk_pool_retire[c] = NULL;
+        struct ilk_pool_batch *batch = ilk_pool_retire_batch[c];
+        ilk_pool_retire_batch[c] = NULL;
         if (batch != NULL) ilk_pool_request(batch, ILK_POOL_ORPHAN);
         /* The allocation batch may have come from a ready list: it must wait out a grace
          * period before it is pushed there again (a stale pop could compare against it). */
-        batch = ilk_pool_alloc[c];
-        ilk_pool_alloc[c] = NULL;
+        batch = ilk_pool_alloc_batch[c];
+        ilk_pool_alloc_batch[c] = NULL;
         if (batch != NULL && batch->count > 0) {
             ilk_pool_request(batch, ILK_POOL_ORPHAN);
         } else if (batch != NULL) {
@@ -216,10 +206,12 @@ static struct ilk_pool_batch *ilk_pool_header(unsigned c) {
     return batch;
 }
 
-static __attribute__((noinline)) void *ilk_node_alloc_slow(unsigned c, size_t size) {
+/* The pool's own copy of the inline fast path's refill: this thread's batch of class c is
+ * empty (or missing). */
+static void *ilk_node_alloc_refill(unsigned c, size_t size) {
     ilk_pool_know_thread();
-    struct ilk_pool_batch *empty = ilk_pool_alloc[c];
-    ilk_pool_alloc[c] = NULL;
+    struct ilk_pool_batch *empty = ilk_pool_alloc_batch[c];
+    ilk_pool_alloc_batch[c] = NULL;
     if (empty != NULL) {
         /* The emptied header may have left a ready list: reuse it as a retire batch (which
          * passes a grace period before it can be READY again), or retire it. */
@@ -232,7 +224,7 @@ static __attribute__((noinline)) void *ilk_node_alloc_slow(unsigned c, size_t si
     struct ilk_pool_batch *batch = ilk_pool_take_finished(c);
     if (batch == NULL) batch = ilk_pool_pop_ready(c);
     if (batch != NULL) {
-        ilk_pool_alloc[c] = batch;
+        ilk_pool_alloc_batch[c] = batch;
         return batch->nodes[--batch->count]; /* a full or READY batch is never empty */
     }
     void *node = malloc((size_t)(c + 1) * 16);
@@ -240,17 +232,17 @@ static __attribute__((noinline)) void *ilk_node_alloc_slow(unsigned c, size_t si
     return node;
 }
 
-void *ilk_node_alloc(size_t size) {
-    if (__builtin_expect(size > ILK_NODE_POOL_CLASSES * 16, 0)) return ilk_block_alloc(size, 16);
-    unsigned c = ilk_pool_class(size == 0 ? 1 : size);
-    struct ilk_pool_batch *batch = ilk_pool_alloc[c];
-    if (__builtin_expect(batch != NULL && batch->count > 0, 1)) return batch->nodes[--batch->count];
-    return ilk_node_alloc_slow(c, size);
+void *ilk_node_alloc_slow(size_t size) {
+    if (size == 0 || size > ILK_NODE_POOL_CLASSES * 16) return ilk_block_alloc(size == 0 ? 1 : size, 16);
+    unsigned c = ilk_node_pool_class(size);
+    struct ilk_pool_batch *batch = ilk_pool_alloc_batch[c];
+    if (batch != NULL && batch->count > 0) return batch->nodes[--batch->count];
+    return ilk_node_alloc_refill(c, size);
 }
 
 static __attribute__((noinline)) void ilk_node_retire_full(unsigned c) {
-    struct ilk_pool_batch *batch = ilk_pool_retire[c];
-    ilk_pool_retire[c] = NULL;
+    struct ilk_pool_batch *batch = ilk_pool_retire_batch[c];
+    ilk_pool_retire_batch[c] = NULL;
     struct ilk_pool_fifo *waiting = &ilk_pool_waiting[c];
     /* A thread that retires more than it allocates passes its finished batches on. */
     while (waiting->length >= ILK_POOL_WAITING_CAP) {
@@ -269,16 +261,16 @@ static __attribute__((noinline)) void ilk_node_retire_full(unsigned c) {
     ilk_pool_request(batch, ILK_POOL_WAITING);
 }
 
-void ilk_node_retire(void *node, size_t size) {
-    if (__builtin_expect(size > ILK_NODE_POOL_CLASSES * 16, 0)) {
-        ilk_rcu_retire(node, size);
+void ilk_node_retire_slow(void *node, size_t size) {
+    if (size == 0 || size > ILK_NODE_POOL_CLASSES * 16) {
+        ilk_rcu_retire(node, size == 0 ? 1 : size);
         return;
     }
-    unsigned c = ilk_pool_class(size == 0 ? 1 : size);
-    struct ilk_pool_batch *batch = ilk_pool_retire[c];
-    if (__builtin_expect(batch == NULL, 0)) {
+    unsigned c = ilk_node_pool_class(size);
+    struct ilk_pool_batch *batch = ilk_pool_retire_batch[c];
+    if (batch == NULL) {
         ilk_pool_know_thread();
-        batch = ilk_pool_retire[c] = ilk_pool_header(c);
+        batch = ilk_pool_retire_batch[c] = ilk_pool_header(c);
     }
     batch->nodes[batch->count++] = node;
     if (batch->count == ILK_NODE_POOL_BATCH) ilk_node_retire_full(c);

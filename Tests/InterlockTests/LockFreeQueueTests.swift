@@ -3,11 +3,44 @@
 // producers + 2 consumers, use from a task group, bounded memory over many cycles. Sizes
 // shrink under ThreadSanitizer (TestScale).
 
-import Interlock
+@testable import Interlock
 import Testing
 
 @Suite("LockFreeQueue")
 struct LockFreeQueueTests {
+    @Test("the slot index remap is a permutation that puts consecutive indices on different lines")
+    func indexRemap() {
+        func check<Element>(_: Element.Type, sourceLocation: SourceLocation = #_sourceLocation) {
+            typealias Segment = _QueueSegment<Element>
+            let count = Segment.slotCount
+            #expect(count.nonzeroBitCount == 1, "slotCount \(count) is not a power of two", sourceLocation: sourceLocation)
+            var seen = [Bool](repeating: false, count: count)
+            for index in 0..<count {
+                let slot = Segment._physical(index)
+                #expect(slot >= 0 && slot < count, sourceLocation: sourceLocation)
+                if slot >= 0 && slot < count {
+                    #expect(!seen[slot], "index \(index) maps onto slot \(slot) twice", sourceLocation: sourceLocation)
+                    seen[slot] = true
+                }
+            }
+            #expect(seen.allSatisfy { $0 }, sourceLocation: sourceLocation)
+            // Consecutive indices: different 128-byte lines whenever a line holds several slots.
+            let perLine = Segment.slotsPerLine
+            if perLine > 1 {
+                for index in 0..<(count - 1) where (index + 1) % (count / perLine) != 0 {
+                    let line = Segment._physical(index) * Segment.slotStride / 128
+                    let nextLine = Segment._physical(index + 1) * Segment.slotStride / 128
+                    #expect(line != nextLine, "indices \(index) and \(index + 1) share a line", sourceLocation: sourceLocation)
+                }
+            }
+        }
+        check(UInt8.self)
+        check(UInt.self)
+        check((UInt, UInt, UInt).self)
+        check((UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64).self)
+        check(SIMD32<UInt64>.self)
+    }
+
     @Test("dequeues in first-in, first-out order across many segments, then nil")
     func fifoOrder() {
         let queue = LockFreeQueue<Int>()

@@ -12,6 +12,15 @@
 //
 // A slot: a state word (UInt64) at offset 0, the element at slotElementOffset (after the state
 // word, aligned for Element). slotStride rounds the slot up to the element's alignment.
+//
+// Index remapping: the slot of index i is not the i-th in memory. With `slotsPerLine` slots
+// in a 128-byte line and `lineGroups = slotCount / slotsPerLine` lines, index i lives in line
+// i % lineGroups, at position i / lineGroups: consecutive indices sit in different lines.
+// Otherwise a dequeuer that follows right behind an enqueuer reads slot i while the
+// enqueuer writes slot i + 1 of the same line, and the line moves between their cores on
+// every element (false sharing). Nikolaev's SCQ (DISC 2019) remaps its ring the same way.
+// The remap is a permutation of 0..<slotCount, so code that visits every index (deinit)
+// still visits every slot.
 
 import CInterlock
 
@@ -31,9 +40,23 @@ internal struct _QueueSegment<Element> {
     /// Slots per segment: 1024 keeps the per-segment costs (allocation, the CAS that links
     /// it, the retirement) below 0.1% of the operations and a segment of `Int` at 16 KiB, well
     /// under malloc's mmap threshold. Fewer for large elements, so a segment stays near 64 KiB.
+    /// Always a power of two (the index remap relies on it).
     @inlinable @inline(__always)
     internal static var slotCount: Int {
-        Swift.max(32, Swift.min(1024, (64 * 1024) / slotStride))
+        _floorPowerOfTwo(Swift.max(32, Swift.min(1024, (64 * 1024) / slotStride)))
+    }
+
+    /// Slots that share one 128-byte line: a power of two, 1 for slots of 128 bytes or more.
+    @inlinable @inline(__always)
+    internal static var slotsPerLine: Int {
+        Swift.min(slotCount, _floorPowerOfTwo(Swift.max(1, _lockFreeLineSize / slotStride)))
+    }
+
+    /// The slot (position in memory) of index `index`: see "Index remapping" above.
+    @inlinable @inline(__always)
+    internal static func _physical(_ index: Int) -> Int {
+        let lineGroups = slotCount / slotsPerLine  // a power of two
+        return (index & (lineGroups &- 1)) &* slotsPerLine &+ index / lineGroups
     }
 
     @inlinable @inline(__always)
@@ -108,17 +131,20 @@ internal struct _QueueSegment<Element> {
         (base + Self.nextOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
     }
 
+    /// The state word of the slot of index `index`.
     @inlinable @inline(__always)
     internal func state(_ index: Int) -> UnsafeMutablePointer<UInt64> {
-        (base + Self.slotsOffset + index &* Self.slotStride).assumingMemoryBound(to: UInt64.self)
+        (base + Self.slotsOffset + Self._physical(index) &* Self.slotStride).assumingMemoryBound(to: UInt64.self)
     }
 
-    /// The element storage of slot `index`, as raw memory (bind it when initializing).
+    /// The element storage of the slot of index `index`, as raw memory (bind it when
+    /// initializing).
     @inlinable @inline(__always)
     internal func rawElement(_ index: Int) -> UnsafeMutableRawPointer {
-        base + Self.slotsOffset + index &* Self.slotStride + Self.slotElementOffset
+        base + Self.slotsOffset + Self._physical(index) &* Self.slotStride + Self.slotElementOffset
     }
 
+    /// The element of the slot of index `index`.
     @inlinable @inline(__always)
     internal func element(_ index: Int) -> UnsafeMutablePointer<Element> {
         rawElement(index).assumingMemoryBound(to: Element.self)

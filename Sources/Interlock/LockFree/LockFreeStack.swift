@@ -37,6 +37,15 @@
 // dereferences a shared node, and a CAS(head, A -> N) with N.next == A is correct whatever A's
 // history (N.next is exactly the value it replaces).
 //
+// Contention. A push or pop whose CAS lost backs off exponentially (1, 2, 4, ... up to 32
+// pauses, `_LockFreeBackoff`) before retrying, so the line holding head stays with one core
+// for several operations instead of moving on every attempt: four threads alternating push
+// and pop on two cores took 43 ns per element without it and 20 ns with it (a standalone loop;
+// Concurrency Kit's ck_stack 32 ns in the same loop). A pop that finds head nil returns
+// without entering a read-side section: nothing is dereferenced, and consumers polling an
+// empty stack then cost one shared read of head (measured: 2 producers and 2 consumers,
+// 67 -> 30-36 ns per element in QueueBenchmarks).
+//
 // Memory orderings.
 //   - push's successful CAS on head is `release`: it publishes the node's next and element to
 //     the pop that reads head with `acquire`. Its failure is `relaxed`: the value found is only
@@ -48,8 +57,12 @@
 //     after an acquire of the pointer to the node; the atomics only keep ThreadSanitizer's
 //     view exact for the reads of retired-but-not-freed nodes.
 //   - isEmpty is an acquire load of head: a snapshot.
+//   - pop's first look at head, before the read-side section, is relaxed: when it reads nil,
+//     nothing is read through it; when not, the acquire load inside the section is the one
+//     that pairs with push.
 // Linearization points: push at its successful CAS; a pop that returns an element at its
-// successful CAS; a pop that returns nil at its load of a nil head.
+// successful CAS; a pop that returns nil at its load of a nil head (the first look, or the
+// one inside the section).
 //
 // Progress: lock-free. A CAS fails only because another push or pop succeeded; retirement
 // (ilk_node_retire) never waits: liburcu's worker thread waits out the grace period.
@@ -151,6 +164,7 @@ public final class LockFreeStack<Element> {
         (node + Self._elementOffset).initializeMemory(as: Element.self, repeating: element, count: 1)
         let head = _words.first
         var top = ilk_atomic_load_ptr(head, ILK_ORDER_RELAXED)  // only a guess for the CAS
+        var backoff = _LockFreeBackoff()
         while true {
             // Relaxed: the node is private until the CAS below publishes it (I2).
             ilk_atomic_store_ptr(Self._next(node), top, ILK_ORDER_RELAXED)
@@ -158,6 +172,7 @@ public final class LockFreeStack<Element> {
             if ilk_atomic_cas_weak_ptr(head, &top, node, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED) {
                 return
             }
+            backoff.pause()
         }
     }
 
@@ -168,9 +183,13 @@ public final class LockFreeStack<Element> {
     @inlinable
     public func pop() -> Element? {
         let head = _words.first
+        // An empty stack needs no read-side section: nothing is dereferenced. Relaxed: a nil
+        // head publishes nothing (the linearization point of a pop that returns nil).
+        if ilk_atomic_load_ptr(head, ILK_ORDER_RELAXED) == nil { return nil }
         ilk_rcu_read_lock()
         // Acquire: pairs with push's release CAS, so top's next and element are visible.
         var top = ilk_atomic_load_ptr(head, ILK_ORDER_ACQUIRE)
+        var backoff = _LockFreeBackoff()
         while let node = top {
             // SAFETY: node was reachable from head inside this read-side section, so it is
             // not freed before ilk_rcu_read_unlock (I3).
@@ -178,6 +197,7 @@ public final class LockFreeStack<Element> {
             if ilk_atomic_cas_weak_ptr(head, &top, next, ILK_ORDER_ACQUIRE, ILK_ORDER_ACQUIRE) {
                 break
             }
+            backoff.pause()
         }
         ilk_rcu_read_unlock()
         guard let node = top else { return nil }

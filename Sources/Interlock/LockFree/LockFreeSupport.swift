@@ -48,8 +48,36 @@ internal struct _PaddedWords {
     }
 }
 
+/// The largest power of two not above `value` (which must be positive).
+@inlinable @inline(__always)
+internal func _floorPowerOfTwo(_ value: Int) -> Int {
+    1 &<< (Int.bitWidth &- 1 &- value.leadingZeroBitCount)
+}
+
 /// Rounds `value` up to a multiple of `alignment` (a power of two).
 @inlinable @inline(__always)
 internal func _roundUp(_ value: Int, toMultipleOf alignment: Int) -> Int {
     (value + alignment - 1) & ~(alignment - 1)
 }
+
+/// Exponential backoff after a failed compare-and-swap on a contended word: a thread whose CAS
+/// lost waits a little longer each time before it retries, so that the line holding the word
+/// stays with one core for several operations instead of moving on every attempt. Never
+/// waits for another thread (no lock-freedom is lost): it only delays the retry.
+@frozen @usableFromInline
+internal struct _LockFreeBackoff {
+    @usableFromInline internal var rounds: UInt32 = 1
+
+    @inlinable @inline(__always)
+    internal init() {}
+
+    /// Pauses `rounds` times, then doubles `rounds` up to `_lockFreeMaxBackoff`.
+    @inlinable @inline(__always)
+    internal mutating func pause() {
+        for _ in 0..<rounds { ilk_spin_pause() }
+        if rounds < _lockFreeMaxBackoff { rounds &<<= 1 }
+    }
+}
+
+/// The longest backoff, in `ilk_spin_pause` rounds (see `_LockFreeBackoff`).
+@usableFromInline internal let _lockFreeMaxBackoff: UInt32 = 32
