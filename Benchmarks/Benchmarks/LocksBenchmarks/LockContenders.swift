@@ -1,11 +1,20 @@
 // The contenders of the lock benchmarks: one type per lock and library, each doing the
 // benchmark's critical section — add one to a plain Int — its natural way. Interlock's types
 // are used directly; NSLock and NSRecursiveLock from Foundation; Swift's Synchronization.Mutex
-// (which holds the Int itself); NIO's NIOLock; glibc's pthread locks through LockPeers'
-// inline wrappers (the same call into glibc a C program makes).
+// (as `Mutex<Void>`, see below); NIO's NIOLock; glibc's pthread locks through LockPeers'
+// inline wrappers (the same call into glibc a C program makes); Concurrency Kit's spin locks and
+// rwlock through the same wrappers (CK's operations are inline themselves, so the whole lock
+// inlines into the Swift loop, as into a C one).
 //
 // The protected Int lives in its own allocation (`PlainCounter`) and is reached through a
-// pointer, so no contender pays Swift's dynamic exclusivity check on a class property.
+// pointer, so no contender pays Swift's dynamic exclusivity check on a class property, and
+// every contender of a group touches the same lines: its lock's and the counter's. That
+// includes Synchronization.Mutex, used as `Mutex<Void>` around the same counter. A
+// `Mutex<Int>` that holds the counter itself keeps it on the lock word's cache line: one line
+// fewer per operation (5 % of an uncontended lock+unlock, and a contended hand-off moves one
+// line instead of two), which measures the data's placement rather than the lock. Such
+// value-holding locks (`Mutex<Int>`, NIO's `NIOLockedValueBox<Int>`) are compared among
+// themselves in the "Mutex, value inline" groups.
 // Every contender is a final class created once per benchmark and captured in a `let`, and the
 // workloads are generic over it: each closure is a specialized loop, no existential, no
 // retain/release per operation.
@@ -102,14 +111,18 @@ final class NSLockContender: CounterLock, @unchecked Sendable {
     func countUnderLock() -> Int { lock.withLock { counter.pointer.pointee } }
 }
 
-/// Swift's `Synchronization.Mutex<Int>` (priority-inheritance futex on Linux), holding the Int.
+/// Swift's `Synchronization.Mutex` (priority-inheritance futex on Linux) protecting the same
+/// external counter as every other contender of the "Mutex" groups: `Mutex<Void>`, the shape
+/// of NSLock-style code ported to it. (`Mutex<Int>` with the value inside is measured in the
+/// "Mutex, value inline" groups, where the value shares the lock's cache line.)
 final class SynchronizationMutexContender: CounterLock, @unchecked Sendable {
     static var contenderName: String { "Synchronization.Mutex" }
-    let mutex = Mutex<Int>(0)
+    let mutex = Mutex<Void>(())
+    let counter = PlainCounter()
     @inline(__always) func incrementUnderLock() {
-        mutex.withLock { $0 += 1 }
+        mutex.withLock { _ in counter.pointer.pointee += 1 }
     }
-    func countUnderLock() -> Int { mutex.withLock { $0 } }
+    func countUnderLock() -> Int { mutex.withLock { _ in counter.pointer.pointee } }
 }
 
 /// swift-nio's `NIOLock` (a pthread mutex in a ManagedBuffer).
@@ -123,6 +136,29 @@ final class NIOLockContender: CounterLock, @unchecked Sendable {
         lock.unlock()
     }
     func countUnderLock() -> Int { lock.withLock { counter.pointer.pointee } }
+}
+
+// MARK: - Mutexes holding their value inline
+
+/// Swift's `Synchronization.Mutex<Int>`: the counter lives inside the mutex, on the lock
+/// word's cache line, so a contended hand-off moves one line instead of two.
+final class SynchronizationMutexInlineContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "Synchronization.Mutex<Int>" }
+    let mutex = Mutex<Int>(0)
+    @inline(__always) func incrementUnderLock() {
+        mutex.withLock { $0 += 1 }
+    }
+    func countUnderLock() -> Int { mutex.withLock { $0 } }
+}
+
+/// swift-nio's `NIOLockedValueBox<Int>` (a pthread mutex and the value in one ManagedBuffer).
+final class NIOLockedValueBoxContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "NIOLockedValueBox<Int>" }
+    let box = NIOLockedValueBox<Int>(0)
+    @inline(__always) func incrementUnderLock() {
+        box.withLockedValue { $0 += 1 }
+    }
+    func countUnderLock() -> Int { box.withLockedValue { $0 } }
 }
 
 // MARK: - Spin locks
@@ -154,6 +190,46 @@ final class PthreadSpinContender: CounterLock, @unchecked Sendable {
     func countUnderLock() -> Int {
         ilk_peer_spin_lock(spin)
         defer { ilk_peer_spin_unlock(spin) }
+        return counter.pointer.pointee
+    }
+}
+
+/// Concurrency Kit's fetch-and-store spin lock (`ck_spinlock_fas`): never sleeps; waiters spin
+/// on a load and swap again when it reads free, so the unlocking thread's core does not always
+/// win the next round (no FIFO order).
+final class CKSpinlockFASContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "CK spinlock fas" }
+    let spin = ilk_peer_ck_fas_create()!
+    let counter = PlainCounter()
+    deinit { ilk_peer_ck_fas_destroy(spin) }
+    @inline(__always) func incrementUnderLock() {
+        ilk_peer_ck_fas_lock(spin)
+        counter.pointer.pointee += 1
+        ilk_peer_ck_fas_unlock(spin)
+    }
+    func countUnderLock() -> Int {
+        ilk_peer_ck_fas_lock(spin)
+        defer { ilk_peer_ck_fas_unlock(spin) }
+        return counter.pointer.pointee
+    }
+}
+
+/// Concurrency Kit's ticket spin lock (`ck_spinlock_ticket`): never sleeps; FIFO, each waiter
+/// takes a ticket with one fetch-and-add and spins on a load until its number is served, so a
+/// preempted waiter stalls every waiter behind it.
+final class CKSpinlockTicketContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "CK spinlock ticket" }
+    let spin = ilk_peer_ck_ticket_create()!
+    let counter = PlainCounter()
+    deinit { ilk_peer_ck_ticket_destroy(spin) }
+    @inline(__always) func incrementUnderLock() {
+        ilk_peer_ck_ticket_lock(spin)
+        counter.pointer.pointee += 1
+        ilk_peer_ck_ticket_unlock(spin)
+    }
+    func countUnderLock() -> Int {
+        ilk_peer_ck_ticket_lock(spin)
+        defer { ilk_peer_ck_ticket_unlock(spin) }
         return counter.pointer.pointee
     }
 }
@@ -269,5 +345,26 @@ final class PthreadWriterPreferringRWLockContender: CounterRWLock, @unchecked Se
         ilk_peer_rwlock_wrlock(rwlock)
         counter.pointer.pointee += 1
         ilk_peer_rwlock_unlock(rwlock)
+    }
+}
+
+/// Concurrency Kit's reader-writer lock (`ck_rwlock`): never sleeps; a reader increments a
+/// reader count (after spinning while a writer holds or claims the lock), a writer claims the
+/// lock with a fetch-and-store and spins until the readers drain.
+final class CKRWLockContender: CounterRWLock, @unchecked Sendable {
+    static var contenderName: String { "CK rwlock" }
+    let rwlock = ilk_peer_ck_rwlock_create()!
+    let counter = PlainCounter()
+    deinit { ilk_peer_ck_rwlock_destroy(rwlock) }
+    @inline(__always) func readUnderLock() -> Int {
+        ilk_peer_ck_rwlock_read_lock(rwlock)
+        let value = counter.pointer.pointee
+        ilk_peer_ck_rwlock_read_unlock(rwlock)
+        return value
+    }
+    @inline(__always) func incrementUnderWriteLock() {
+        ilk_peer_ck_rwlock_write_lock(rwlock)
+        counter.pointer.pointee += 1
+        ilk_peer_ck_rwlock_write_unlock(rwlock)
     }
 }

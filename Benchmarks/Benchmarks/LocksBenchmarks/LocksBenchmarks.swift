@@ -9,7 +9,10 @@
 //   "ReadWriteLock 95% reads / N threads" every 20th operation of each thread writes (adds one
 //                                         under the write lock), the rest read under the read lock
 // where <Kind> is Mutex (Lock vs pthread default and adaptive, NSLock, Synchronization.Mutex,
-// NIOLock), SpinLock (vs pthread spinlock) or RecursiveLock (vs pthread recursive, NSRecursiveLock).
+// NIOLock), SpinLock (vs pthread spinlock, Concurrency Kit's fetch-and-store and ticket spin
+// locks) or RecursiveLock (vs pthread recursive, NSRecursiveLock); ReadWriteLock is compared
+// with pthread rwlock (default and prefer-writer) and Concurrency Kit's ck_rwlock. CK's locks
+// never sleep: in the 4-thread groups a waiter burns its core while the holder is preempted.
 //
 // Measurement: an iteration performs 1,000 operations over all its threads (a ThreadTeam starts
 // them together; helpers exist before the first iteration); the scaling factor is 1,000, so the
@@ -119,8 +122,13 @@ let benchmarks: @Sendable () -> Void = {
         registerCounter(SynchronizationMutexContender.self, kind: "Mutex", workload: workload, threads: threads)
         registerCounter(NIOLockContender.self, kind: "Mutex", workload: workload, threads: threads)
 
+        registerCounter(SynchronizationMutexInlineContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads)
+        registerCounter(NIOLockedValueBoxContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads)
+
         registerCounter(InterlockSpinLockContender.self, kind: "SpinLock", workload: workload, threads: threads)
         registerCounter(PthreadSpinContender.self, kind: "SpinLock", workload: workload, threads: threads)
+        registerCounter(CKSpinlockFASContender.self, kind: "SpinLock", workload: workload, threads: threads)
+        registerCounter(CKSpinlockTicketContender.self, kind: "SpinLock", workload: workload, threads: threads)
 
         registerCounter(InterlockRecursiveLockContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
         registerCounter(PthreadRecursiveMutexContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
@@ -130,5 +138,6 @@ let benchmarks: @Sendable () -> Void = {
         registerRW(InterlockRWLockContender.self, mix: mix, threads: threads)
         registerRW(PthreadRWLockContender.self, mix: mix, threads: threads)
         registerRW(PthreadWriterPreferringRWLockContender.self, mix: mix, threads: threads)
+        registerRW(CKRWLockContender.self, mix: mix, threads: threads)
     }
 }

@@ -1,4 +1,4 @@
-/* Creation and destruction of the pthread peers (see include/ilk_peer_lock.h). */
+/* Creation and destruction of the pthread and Concurrency Kit peers (see include/ilk_peer_lock.h). */
 #define _GNU_SOURCE
 #include "ilk_peer_lock.h"
 
@@ -64,5 +64,37 @@ ilk_peer_rwlock *ilk_peer_rwlock_create(int kind) {
 
 void ilk_peer_rwlock_destroy(ilk_peer_rwlock *l) {
     ilk_peer_check(pthread_rwlock_destroy(&l->rwlock), "pthread_rwlock_destroy");
+    free(l);
+}
+
+/* CK's locks hold no resources: init, and free the memory. */
+
+ilk_peer_ck_fas *ilk_peer_ck_fas_create(void) {
+    ilk_peer_ck_fas *s = ilk_peer_allocate(sizeof *s);
+    ck_spinlock_fas_init(&s->lock);
+    return s;
+}
+
+void ilk_peer_ck_fas_destroy(ilk_peer_ck_fas *s) {
+    free(s);
+}
+
+ilk_peer_ck_ticket *ilk_peer_ck_ticket_create(void) {
+    ilk_peer_ck_ticket *s = ilk_peer_allocate(sizeof *s);
+    ck_spinlock_ticket_init(&s->lock);
+    return s;
+}
+
+void ilk_peer_ck_ticket_destroy(ilk_peer_ck_ticket *s) {
+    free(s);
+}
+
+ilk_peer_ck_rwlock *ilk_peer_ck_rwlock_create(void) {
+    ilk_peer_ck_rwlock *l = ilk_peer_allocate(sizeof *l);
+    ck_rwlock_init(&l->lock);
+    return l;
+}
+
+void ilk_peer_ck_rwlock_destroy(ilk_peer_ck_rwlock *l) {
     free(l);
 }
