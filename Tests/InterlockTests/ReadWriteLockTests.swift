@@ -221,7 +221,7 @@ struct ReadWriteLockTests {
         // Stale bits, nobody asleep: RW as a timed-out reader leaves it, WW as a writer that
         // slept keeps it when it takes the lock. The unlock below takes the reader-turn path.
         _ = ilk_atomic_fetch_or_u32(lock._stateWord, rw | ww, ILK_ORDER_RELAXED)
-        #expect(state() == _RWState.mask | rw | ww)
+        #expect(state() == _RWState.writeLocked | rw | ww)
 
         let listener = AtomicInt(0)  // the unlocker's seccomp listener fd, or -errno
         let unlockerDone = AtomicBool(false)
@@ -249,11 +249,18 @@ struct ReadWriteLockTests {
         // Readers arrive: WW is set, so they queue: set RW and sleep. RW set is enough to go
         // on: from then on the state stays RW|WW until the unlocker acts, so every reader,
         // asleep already or not yet, stays out (and goes to sleep) unless the unlocker wakes it.
+        // They come in through `lockRead(before:)`, whose first attempt is a CAS: `lockRead()`'s
+        // optimistic increment would be taken back as a last reader's unlock, clearing the
+        // stale WW itself, and the readers would never queue (correct, but not this race).
         let readerCount = 3
         let readersIn = AtomicInt(0)
+        let readersRefusedForAMinute = AtomicInt(0)
         let readers = (0..<readerCount).map { _ in
             TestThread {
-                lock.lockRead()
+                guard lock.lockRead(before: .now + .seconds(60)) else {
+                    readersRefusedForAMinute.increment()
+                    return
+                }
                 readersIn.increment()
                 lock.unlockRead()
             }
@@ -274,6 +281,7 @@ struct ReadWriteLockTests {
             _Futex.wakeAll(lock._stateWord)
         }
         for reader in readers { reader.join() }
+        #expect(readersRefusedForAMinute.load() == 0)
         unlocker.join()
         #expect(unlockerDone.load())
         #expect(state() == 0)
