@@ -8,6 +8,8 @@
 #
 #   make bench         every benchmark (Benchmarks/, a separate package), package-benchmark's tables
 #   make bench-ratios  the same run, then Interlock's ratio to the fastest peer per workload
+#   make bench-spread  BENCH_RUNS full runs (default 5), then each ratio run by run with its
+#                      minimum, median and maximum (a noisy machine makes single runs wander)
 
 SWIFT ?= swift
 # A TSan report makes the process exit non-zero at once instead of carrying on.
@@ -15,7 +17,7 @@ export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
 STRESS_ARGS ?=
 
-.PHONY: stress test deps bench-deps unit unit-tsan stress-tsan bench bench-ratios
+.PHONY: stress test deps bench-deps unit unit-tsan stress-tsan bench bench-ratios bench-spread
 
 deps:
 	@scripts/ensure-deps.sh
@@ -48,3 +50,12 @@ bench: bench-deps
 bench-ratios: bench-deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark baseline update ratios --no-progress $(BENCH_ARGS)
 	cd Benchmarks && python3 ratios.py --baseline ratios
+
+# Runs the suite BENCH_RUNS times into the baselines run1...runN, then prints each ratio's spread.
+BENCH_RUNS ?= 5
+
+bench-spread: bench-deps
+	cd Benchmarks && for i in $$(seq 1 $(BENCH_RUNS)); do \
+		$(SWIFT) package --allow-writing-to-package-directory benchmark baseline update run$$i --no-progress $(BENCH_ARGS) || exit 1; \
+	done
+	cd Benchmarks && python3 ratios.py --spread $$(seq -f 'run%g' 1 $(BENCH_RUNS))

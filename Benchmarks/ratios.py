@@ -33,6 +33,10 @@ with one row per subject. A ratio <= 1.00 means Interlock is at least as fast as
 
   --limit R   add a verdict column (ratio <= R) and exit with status 1 if any subject exceeds R
               (issue 2 asks 1.05 for the atomics; issues 3-5 ask 1.00 for locks and queues).
+  --spread NAME [NAME ...]
+              instead of the tables: each subject's ratio in each of several baselines (several
+              full runs), with their minimum, median and maximum, to tell a stable lead from a
+              coin flip on a noisy machine. The verdict of a single run is still the one run's.
 No third-party modules; Python 3.8 or later.
 """
 
@@ -161,6 +165,48 @@ def group_table(results, percentile, out):
     return rows
 
 
+def baseline_files(directory, name):
+    return sorted(glob.glob(os.path.join(directory, "*", name, "results.json")))
+
+
+def subject_ratios(files, percentile):
+    """{(target, workload, threads, subject): ratio to the group's fastest peer} of one run."""
+    ratios = {}
+    for path in files:
+        groups = {}
+        for r in read_baseline(path, percentile):
+            if r.grouped:
+                groups.setdefault((r.target, r.workload, r.threads), []).append(r)
+        for (target, workload, threads), results in groups.items():
+            peers = [r for r in results if not r.is_subject]
+            if not peers:
+                continue
+            fastest = min(r.p50 for r in peers)
+            for r in results:
+                if r.is_subject and fastest > 0:
+                    ratios[(target, workload, threads, r.contender)] = r.p50 / fastest
+    return ratios
+
+
+def spread_table(directory, names, percentile):
+    """Markdown: per subject, its ratio in each named baseline, then min / median / max."""
+    runs = [subject_ratios(baseline_files(directory, name), percentile) for name in names]
+    keys = sorted(set().union(*runs), key=lambda k: (k[0], k[1], threads_order(k[2]), k[3]))
+    out = ["## Ratio to the fastest peer, run by run\n"]
+    out.append("| Target | Workload | Threads | Interlock contender | " + " | ".join(names)
+               + " | min | median | max |")
+    out.append("|---|---|---|---|" + "---:|" * (len(names) + 3))
+    for key in keys:
+        values = [run.get(key) for run in runs]
+        present = sorted(v for v in values if v is not None)
+        cells = [f"{v:.3f}" if v is not None else "-" for v in values]
+        middle = len(present) // 2
+        median = (present[middle] if len(present) % 2 else (present[middle - 1] + present[middle]) / 2)
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | " + " | ".join(cells)
+                   + f" | {present[0]:.3f} | {median:.3f} | {present[-1]:.3f} |")
+    return "\n".join(out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("files", nargs="*", help="results.json files (default: every target's file "
@@ -171,9 +217,18 @@ def main():
     parser.add_argument("--percentile", type=float, default=50.0,
                         help="percentile compared (default: 50, the median)")
     parser.add_argument("--limit", type=float, help="the largest acceptable ratio; adds a verdict")
+    parser.add_argument("--spread", nargs="+", metavar="NAME",
+                        help="print each subject's ratio across these baselines instead")
     args = parser.parse_args()
 
-    files = args.files or sorted(glob.glob(os.path.join(args.dir, "*", args.baseline, "results.json")))
+    if args.spread:
+        missing = [name for name in args.spread if not baseline_files(args.dir, name)]
+        if missing:
+            sys.exit(f"ratios.py: no results.json for baseline(s) {', '.join(missing)} under {args.dir}")
+        print(spread_table(args.dir, args.spread, args.percentile))
+        return
+
+    files = args.files or baseline_files(args.dir, args.baseline)
     if not files:
         sys.exit(f"ratios.py: no results.json for baseline '{args.baseline}' under {args.dir}; run "
                  f"'swift package --allow-writing-to-package-directory benchmark baseline update "

@@ -96,6 +96,28 @@ class RatioTests(unittest.TestCase):
         self.assertIn("## Not grouped", run.stdout)
         self.assertIn("- T: odd name — 0.50 ns/op", run.stdout)
 
+    def test_spread_lists_each_run_and_its_min_median_max(self):
+        runs = {
+            "r1": [("W / 2 threads / Interlock X", [900]), ("W / 2 threads / P", [1000])],
+            "r2": [("W / 2 threads / Interlock X", [1200]), ("W / 2 threads / P", [1000])],
+            "r3": [("W / 2 threads / Interlock X", [500]), ("W / 2 threads / P", [1000])],
+        }
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, entries in runs.items():
+                folder = os.path.join(tmp, "T", name)
+                os.makedirs(folder)
+                with open(os.path.join(folder, "results.json"), "w") as handle:
+                    json.dump(baseline(entries), handle)
+            run = subprocess.run([sys.executable, SCRIPT, "--dir", tmp, "--spread", "r1", "r2", "r3"],
+                                 capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("| T | W | 2 threads | Interlock X | 0.900 | 1.200 | 0.500 | 0.500 | 0.900 | 1.200 |",
+                          run.stdout)
+            missing = subprocess.run([sys.executable, SCRIPT, "--dir", tmp, "--spread", "r1", "nope"],
+                                     capture_output=True, text=True)
+            self.assertNotEqual(missing.returncode, 0)
+            self.assertIn("nope", missing.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
