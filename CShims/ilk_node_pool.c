@@ -26,9 +26,11 @@
  *   WAITING  call_rcu requested; the grace period is not known to be over.
  *   DONE     the callback ran: the grace period is over; the owner thread may reuse the nodes.
  *            Set by the callback with an acq_rel exchange, its last access to the batch.
- *   ORPHAN   the owner thread exited first: set by the owner with an acq_rel exchange at
- *            thread exit; the callback, finding ORPHAN, takes the batch and puts it on the
- *            global ready list. If the owner finds DONE instead, it does so itself.
+ *   ORPHAN   the owner does not want the batch back: it exited first (set with an acq_rel
+ *            exchange at thread exit; if it finds DONE instead, it publishes the batch
+ *            itself), or it is a consumer (see Locality) and requested the grace period with
+ *            ORPHAN, never putting the batch in its FIFO. The callback, finding ORPHAN, puts
+ *            the batch on the global ready list.
  * Exactly one of callback and owner acts on a batch after the exchange, so it is never used
  * by two threads at once; acq_rel makes the loser's earlier writes visible to the winner.
  */
@@ -61,7 +63,9 @@ __thread struct ilk_pool_batch *ilk_pool_retire_batch[ILK_NODE_POOL_CLASSES];
 static __thread struct ilk_pool_fifo ilk_pool_waiting[ILK_NODE_POOL_CLASSES];
 static __thread struct ilk_pool_batch *ilk_pool_spare;
 /* Refills of this thread's allocation batch of class c since its last full retire batch: 0
- * means the thread retires more than it allocates (a consumer). */
+ * means the thread retires more than it allocates (a consumer). A balanced thread whose
+ * allocation batch happens to last across a whole retire batch is taken for a consumer once;
+ * that costs it some node locality, nothing else. */
 static __thread unsigned ilk_pool_refills[ILK_NODE_POOL_CLASSES];
 static __thread int ilk_pool_thread_known;
 static pthread_key_t ilk_pool_exit_key;
@@ -242,10 +246,8 @@ static void *ilk_node_alloc_refill(unsigned c, size_t size) {
 
 void *ilk_node_alloc_slow(size_t size) {
     if (size == 0 || size > ILK_NODE_POOL_CLASSES * 16) return ilk_block_alloc(size == 0 ? 1 : size, 16);
-    unsigned c = ilk_node_pool_class(size);
-    struct ilk_pool_batch *batch = ilk_pool_alloc_batch[c];
-    if (batch != NULL && batch->count > 0) return batch->nodes[--batch->count];
-    return ilk_node_alloc_refill(c, size);
+    /* The inline fast path found this thread's batch of the class empty or missing. */
+    return ilk_node_alloc_refill(ilk_node_pool_class(size), size);
 }
 
 static __attribute__((noinline)) void ilk_node_retire_full(unsigned c) {
@@ -257,7 +259,10 @@ static __attribute__((noinline)) void ilk_node_retire_full(unsigned c) {
         /* This thread filled a batch without needing a single new node of the class: it will
          * not reuse these soon. Hand the batch to the allocating threads as soon as its grace
          * period is over (the callback publishes ORPHAN batches), rather than keeping it
-         * waiting here until the next batch fills, while producers malloc node by node. */
+         * waiting here until the next batch fills, while producers malloc node by node; and
+         * pass on the finished batches it kept while it still allocated. */
+        struct ilk_pool_batch *finished;
+        while ((finished = ilk_pool_take_finished(c)) != NULL) ilk_pool_publish(finished);
         ilk_pool_request(batch, ILK_POOL_ORPHAN);
         return;
     }
@@ -295,3 +300,8 @@ void ilk_node_retire_slow(void *node, size_t size) {
 }
 
 void ilk_node_free(void *node) { free(node); }
+
+unsigned ilk_node_pool_waiting_batches(size_t size) {
+    if (size == 0 || size > ILK_NODE_POOL_CLASSES * 16) return 0;
+    return ilk_pool_waiting[ilk_node_pool_class(size)].length;
+}

@@ -2,7 +2,8 @@
  * ilk_node_pool.h — recycling of small fixed-size nodes through RCU grace periods, for
  * LockFreeStack (one node per element).
  *
- *   ilk_node_alloc(size)    a node of `size` bytes (size >= 1), 16-byte aligned: from this thread's cache,
+ *   ilk_node_alloc(size)    a node of `size` bytes, 16-byte aligned (size 0 is served as 1,
+ *                           outside the pool): from this thread's cache,
  *                           else a batch from the global ready list of its size class, else
  *                           malloc. Never NULL.
  *   ilk_node_retire(node, size)
@@ -18,8 +19,9 @@
  * this thread's retire batch) are static inline, so that the Swift code of LockFreeStack
  * inlines them: the out-of-line calls cost about 1.3 ns of a 15 ns push+pop. For that the
  * batch layout and the per-thread batch pointers are declared here; in an executable the
- * linker relaxes their thread-local accesses to one %fs-relative load. Alloc also prefetches
- * the node the next alloc will return, for writing.
+ * linker relaxes their thread-local accesses to one %fs-relative load (code linked into a
+ * shared library keeps a __tls_get_addr call per access, as the out-of-line version did).
+ * Alloc also prefetches the node the next alloc will return, for writing.
  *
  * Why: malloc plus a deferred free costs ~30-100 ns per element and moves every node between
  * threads' arenas; recycling costs a few array operations per element and one call_rcu per
@@ -44,7 +46,7 @@
  * it was unlinked. The ready lists are Treiber stacks of batches; a batch header is reachable
  * from a ready list only after such a grace period too (a header emptied by an allocating
  * thread becomes that thread's next retire batch, or is retired with ilk_rcu_retire), and the
- * pop reads `head->ready_next` inside a read-side section, so the pop's CAS cannot see a header
+ * pop reads the head batch's `next` inside a read-side section, so the pop's CAS cannot see a header
  * that left and came back (the ABA of the classic Treiber stack). ThreadSanitizer sees the
  * reuse ordered by: reader's unlock (release token) -> callback (acquire token) -> ready-list
  * push (release CAS) -> pop (acquire CAS) -> the new owner's writes.
@@ -80,6 +82,9 @@ extern __thread struct ilk_pool_batch *ilk_pool_retire_batch[ILK_NODE_POOL_CLASS
 void *ilk_node_alloc_slow(size_t size);
 void ilk_node_retire_slow(void *node, size_t size);
 void ilk_node_free(void *node);
+/* For tests: how many retired batches of `size`'s class the calling thread keeps waiting for
+ * reuse (its waiting FIFO). */
+unsigned ilk_node_pool_waiting_batches(size_t size);
 
 static inline unsigned ilk_node_pool_class(size_t size) {
     return (unsigned)((size + 15) / 16) - 1; /* size 1...256 -> class 0...15 */

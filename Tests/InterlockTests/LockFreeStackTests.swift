@@ -200,6 +200,42 @@ struct LockFreeStackTests {
     }
 }
 
+/// Review finding on the node pool's consumer rule: a thread that turned into a pure consumer
+/// handed each new retire batch on, but kept the finished batches it had collected while it
+/// still allocated, out of circulation for the rest of its life.
+@Suite("Node pool")
+struct NodePoolTests {
+    @Test("a thread that turns into a pure consumer passes on the finished batches it kept")
+    func consumerPassesOnKeptBatches() {
+        let stack = LockFreeStack<UInt>()
+        let nodeBytes = MemoryLayout<UnsafeMutableRawPointer?>.size + MemoryLayout<UInt>.size
+        let batch = Int(ILK_NODE_POOL_BATCH)
+        let keptWhileBalanced = LockGuarded(UInt32(0))
+        let keptAsConsumer = LockGuarded(UInt32(99))
+        // Everything on one thread: the pool's batches are per thread.
+        TestThread {
+            // Balanced: this thread allocates and retires alike, so it keeps its batches.
+            for value in 0..<UInt(3 * batch + 10) {
+                stack.push(value)
+                _ = stack.pop()
+            }
+            ilk_rcu_barrier()  // every grace period requested so far is over: kept batches are finished
+            keptWhileBalanced.value = ilk_node_pool_waiting_batches(nodeBytes)
+            // A pure consumer: another thread pushes, this one only pops, two batches' worth
+            // (the first may be completed by nodes of the balanced phase), with a grace period
+            // in between so that the batch kept by the first is finished too.
+            for round in 0..<2 {
+                TestThread { for value in 0..<UInt(batch + 10) { stack.push(value) } }.join()
+                for _ in 0..<(batch + 10) { _ = stack.pop() }
+                if round == 0 { ilk_rcu_barrier() }
+            }
+            keptAsConsumer.value = ilk_node_pool_waiting_batches(nodeBytes)
+        }.join()
+        #expect(keptWhileBalanced.value > 0, "the balanced phase should keep finished batches")
+        #expect(keptAsConsumer.value == 0, "a consumer kept \(keptAsConsumer.value) finished batches")
+    }
+}
+
 @Suite("LockFreeStack and LockFreeQueue with threads that come and go")
 struct LockFreeThreadChurnTests {
     @Test("short-lived threads: per-thread node caches and RCU registration are handed back at exit")

@@ -319,6 +319,21 @@ struct ReadWriteLockTests {
         expectLockTrapMessage(result, contains: "ReadWriteLock: unlockWrite() called on a lock that is read-locked by 1 readers")
     }
 
+    /// Review finding: with a reader's optimistic increment in flight (W set, count 1), the
+    /// trap used to look at the count alone and let the misuse through, after which the
+    /// reader's back-out wrapped the word. The increment is made by hand here.
+    @Test("unlockRead on a write-locked lock traps even while a reader's increment is in flight")
+    func unlockReadOfWriteLockWithIncrementInFlightTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = ReadWriteLock()
+            lock.lockWrite()
+            // Relaxed: single-threaded; stands for a reader between its increment and back-out.
+            _ = ilk_atomic_fetch_add_u32(lock._stateWord, 1, ILK_ORDER_RELAXED)
+            lock.unlockRead()
+        }
+        expectLockTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is write-locked")
+    }
+
     @Test("unlockRead on a write-locked lock traps")
     func unlockReadOfWriteLockTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -13,9 +13,11 @@
 // A slot: a state word (UInt64) at offset 0, the element at slotElementOffset (after the state
 // word, aligned for Element). slotStride rounds the slot up to the element's alignment.
 //
-// Index remapping: the slot of index i is not the i-th in memory. With `slotsPerLine` slots
-// in a 128-byte line and `lineGroups = slotCount / slotsPerLine` lines, index i lives in line
-// i % lineGroups, at position i / lineGroups: consecutive indices sit in different lines.
+// Index remapping: the slot of index i is not the i-th in memory. With a spacing of
+// `slotsPerLine` slots (the smallest power of two whose slots span at least 128 bytes) and
+// `lineGroups = slotCount / slotsPerLine` groups, index i is slot
+// (i % lineGroups) * slotsPerLine + i / lineGroups: consecutive indices are at least 128
+// bytes apart, so they sit in different lines whatever the slot size.
 // Otherwise a dequeuer that follows right behind an enqueuer reads slot i while the
 // enqueuer writes slot i + 1 of the same line, and the line moves between their cores on
 // every element (false sharing). Nikolaev's SCQ (DISC 2019) remaps its ring the same way.
@@ -46,17 +48,22 @@ internal struct _QueueSegment<Element> {
         _floorPowerOfTwo(Swift.max(32, Swift.min(1024, (64 * 1024) / slotStride)))
     }
 
-    /// Slots that share one 128-byte line: a power of two, 1 for slots of 128 bytes or more.
+    /// The remap's spacing between consecutive indices, in slots: the smallest power of two
+    /// whose slots span at least one 128-byte line (1 for slots of 128 bytes or more).
     @inlinable @inline(__always)
     internal static var slotsPerLine: Int {
-        Swift.min(slotCount, _floorPowerOfTwo(Swift.max(1, _lockFreeLineSize / slotStride)))
+        let perLine = (_lockFreeLineSize + slotStride - 1) / slotStride  // rounded up
+        return Swift.min(slotCount, perLine <= 1 ? 1 : _floorPowerOfTwo(perLine - 1) << 1)
     }
 
     /// The slot (position in memory) of index `index`: see "Index remapping" above.
     @inlinable @inline(__always)
     internal static func _physical(_ index: Int) -> Int {
         let lineGroups = slotCount / slotsPerLine  // a power of two
-        return (index & (lineGroups &- 1)) &* slotsPerLine &+ index / lineGroups
+        // Shifts and masks: both counts are powers of two (a division would stay a division in
+        // code that is not specialized).
+        return (index & (lineGroups &- 1)) &<< slotsPerLine.trailingZeroBitCount
+            &+ index &>> lineGroups.trailingZeroBitCount
     }
 
     @inlinable @inline(__always)

@@ -43,8 +43,9 @@
 // and pop on two cores took 43 ns per element without it and 20 ns with it (a standalone loop;
 // Concurrency Kit's ck_stack 32 ns in the same loop). A pop that finds head nil returns
 // without entering a read-side section: nothing is dereferenced, and consumers polling an
-// empty stack then cost one shared read of head (measured: 2 producers and 2 consumers,
-// 67 -> 30-36 ns per element in QueueBenchmarks).
+// empty stack then cost one shared read of head (measured: 2 producers and 2 consumers, 67 ->
+// 30-36 ns per element in three runs of QueueBenchmarks; the slow runs of 67-74 ns that still
+// came afterwards were the node pool's, see "Locality" in CShims/ilk_node_pool.c).
 //
 // Memory orderings.
 //   - push's successful CAS on head is `release`: it publishes the node's next and element to

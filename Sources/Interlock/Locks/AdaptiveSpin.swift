@@ -28,7 +28,8 @@
 // (a vDSO call, ~20 ns) and backs off exponentially between looks, up to `maxBackoff` pauses,
 // so that a change is noticed within about a microsecond.
 //
-// Cost bound: at most `maximumWindow` (50 us) of CPU per wait; callers also skip spinning
+// Cost bound: at most `maximumWindow` (50 us) of CPU per wait, and never past a timed wait's
+// deadline (`window(_:before:)`); callers also skip spinning
 // when more threads wait than a hand-over needs (see Condition.swift and ConditionLock.swift),
 // since spinners would take the cores that the thread they wait for needs.
 
@@ -76,7 +77,7 @@ internal enum _AdaptiveSpin {
         let target = Int64(Swift.max(minimumWindow, UInt32(clamping: elapsed &* 2)))
         let current = Int64(window)
         let next = current - (current - target) / 8
-        _store(word, next)
+        _store(word, next, replacing: window)
     }
 
     /// Learns from a wait that slept: `waited` nanoseconds in all (spin included), `woken`
@@ -84,16 +85,28 @@ internal enum _AdaptiveSpin {
     @usableFromInline
     internal static func learnFromSleep(_ word: UnsafeMutablePointer<UInt32>, window: UInt32, waited: Int64, woken: Bool) {
         if woken && waited <= Int64(maximumWindow) {
-            _store(word, Swift.max(Int64(window), waited + waited / 4))
+            _store(word, Swift.max(Int64(window), waited + waited / 4), replacing: window)
         } else {
-            _store(word, Int64(window / 2))
+            _store(word, Int64(window / 2), replacing: window)
         }
     }
 
+    /// Stores `value`, clamped to the bounds, unless it equals `current` (the word shares a
+    /// cache line with the object's hot words: a store that changes nothing still takes it).
     @inline(__always)
-    internal static func _store(_ word: UnsafeMutablePointer<UInt32>, _ value: Int64) {
-        let clamped = Swift.min(Int64(maximumWindow), Swift.max(Int64(minimumWindow), value))
+    internal static func _store(_ word: UnsafeMutablePointer<UInt32>, _ value: Int64, replacing current: UInt32) {
+        let clamped = UInt32(Swift.min(Int64(maximumWindow), Swift.max(Int64(minimumWindow), value)))
+        if clamped == current { return }
         // Relaxed: a heuristic (file comment).
-        ilk_atomic_store_u32(word, UInt32(clamped), ILK_ORDER_RELAXED)
+        ilk_atomic_store_u32(word, clamped, ILK_ORDER_RELAXED)
+    }
+
+    /// `window`, shortened to the time left before `deadline` (a timed wait does not spin
+    /// past its deadline).
+    @usableFromInline
+    internal static func window(_ window: UInt32, before deadline: ContinuousClock.Instant?) -> UInt32 {
+        guard let deadline else { return window }
+        let left = _Futex._nanosecondsRoundedUp(ContinuousClock.now.duration(to: deadline))
+        return UInt32(clamping: Swift.min(Int64(window), left))
     }
 }

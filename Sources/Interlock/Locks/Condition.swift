@@ -117,7 +117,8 @@
 //   - The mutex orders the user's data: `_MutexWord`'s acquire on lock, release on unlock.
 //   - `sleepers`: the increment and the signaller's load are sequentially consistent (the
 //     Dekker pairing above, with the signaller's seq_cst increment of the sequence and the
-//     kernel's compare, which follows a full barrier on syscall entry); the decrement is
+//     kernel's compare, which futex_wait makes after a full barrier, smp_mb() once it has
+//     queued the waiter on its hash bucket, on every architecture); the decrement is
 //     relaxed (it lowers an upper bound: a stale value costs one wake call for nobody).
 //   - `spinWindow`: relaxed, a heuristic (AdaptiveSpin.swift).
 //   - Spinning reads of the sequence are relaxed: they only decide whether to sleep; the mutex,
@@ -365,7 +366,7 @@ public final class Condition: Locking, @unchecked Sendable {
         if ilk_atomic_load_u32(_waiters, ILK_ORDER_RELAXED) <= _conditionSpinMaxWaiters {
             let sequence = _sequence
             // Relaxed: only decides whether to sleep; the mutex, re-taken next, orders data.
-            if let elapsed = _AdaptiveSpin.spin(window: window, start: start, while: {
+            if let elapsed = _AdaptiveSpin.spin(window: _AdaptiveSpin.window(window, before: deadline), start: start, while: {
                 ilk_atomic_load_u64(sequence, ILK_ORDER_RELAXED) == observed
             }) {
                 _AdaptiveSpin.learnFromSpin(windowWord, window: window, elapsed: elapsed)

@@ -383,7 +383,7 @@ public final class ConditionLock: Locking, @unchecked Sendable {
         let window = _AdaptiveSpin.window(windowWord)
         let start = ilk_clock_monotonic_ns()
         // Acquire: pairs with the unlocker's release exchange to 1.
-        if spinning, let elapsed = _AdaptiveSpin.spin(window: window, start: start, while: {
+        if spinning, let elapsed = _AdaptiveSpin.spin(window: _AdaptiveSpin.window(window, before: deadline), start: start, while: {
             ilk_atomic_load_u32(word, ILK_ORDER_ACQUIRE) == 0
         }) {
             _AdaptiveSpin.learnFromSpin(windowWord, window: window, elapsed: elapsed)

@@ -188,7 +188,7 @@ internal enum _MutexWord {
             if pauses >= budget { return false }
             budget &-= pauses
             for _ in 0..<pauses { ilk_spin_pause() }
-            if backoff < _maxBackoff { backoff &<<= 1 }
+            backoff &<<= 1  // the budget ends the spin long before this could overflow
             // Relaxed: only decides when to try the acquiring CAS below.
             if ilk_atomic_load_u32(word, ILK_ORDER_RELAXED) == 0
                 // Acquire on success: pairs with the unlock's release.
@@ -205,6 +205,3 @@ internal enum _MutexWord {
 @usableFromInline
 internal let _spinBudget: UInt32 = 150
 
-/// The longest pause between two looks at the word, in `ilk_spin_pause` rounds.
-@usableFromInline
-internal let _maxBackoff: UInt32 = 1024

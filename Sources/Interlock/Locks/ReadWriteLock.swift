@@ -23,6 +23,8 @@
 //   0        0   *   *  free, waiters not yet woken by the unlocker, or in flight (momentary)
 //   1...MAX  0   0   0  read-locked; a new reader may join
 //   1...MAX  0   *   1  read-locked, a writer waits: new readers queue (RW) behind it
+//   1...     0   *   *  as above, or, when the count is only the increments of readers about
+//                       to back out, free (momentary); the last of them wakes the waiters
 //   0        1   *   *  write-locked; waiters of either kind may sleep
 //   1...     1   *   *  write-locked, with readers' optimistic increments in flight (momentary)
 //
@@ -59,7 +61,14 @@
 //     bit is set clears bits and wakes (`_wake`): last reader -> a writer (else the readers);
 //     writer -> the waiting readers if any (else a writer). A writer whose unlock leaves
 //     in-flight reader increments behind (count > 0) wakes nobody; the last of those readers
-//     to back out does, as the writer would have (it saw W at its increment).
+//     to back out does, as the writer would have (it saw W at its increment). One race gives
+//     a turn away: an increment that lands after a writer's unlock but before its wake's CAS
+//     makes that CAS fail, and the reader that backs out (it saw no W) wakes as a last reader
+//     would, so a writer goes before the waiting readers. No wake-up is lost; the readers get
+//     the next writer's turn.
+//   - `tryLockWrite` (and a timed writer whose deadline has passed) can fail while the lock
+//     is momentarily free, when readers' increments are in flight: they are readers that are
+//     about to find they may not join.
 //   - A timed reader gives up once its deadline has passed and the rule that applies to it
 //     (new reader, or woken reader) refuses it. Readers are woken all at once, so one that
 //     leaves consumes no wake-up meant for another; a writer that unlocks for waiting readers
@@ -164,7 +173,11 @@ public final class ReadWriteLock: @unchecked Sendable {
     public func unlockRead() {
         // Release: pairs with the acquiring CAS of the next writer.
         let old = ilk_atomic_fetch_sub_u32(_stateWord, 1, ILK_ORDER_RELEASE)
-        if _slowPath(old & _RWState.countMask == 0) { _RWState._misuse(old, "unlockRead()") }
+        // A reader holding the lock never sees W (a writer needs count 0 to set it), so W set
+        // here is a misuse even when in-flight increments make the count non-zero.
+        if _slowPath(old & _RWState.countMask == 0 || old & _RWState.writeLocked != 0) {
+            _RWState._misuse(old, "unlockRead()")
+        }
         let new = old &- 1
         if _slowPath(new & _RWState.heldMask == 0 && new & _RWState.waitingBits != 0) {
             _wake(new, fromWriter: false)
@@ -178,6 +191,9 @@ public final class ReadWriteLock: @unchecked Sendable {
         // Release: continues the release sequence of the last unlock (an RMW); orders nothing
         // of ours, since this reader read nothing under the lock.
         let old = ilk_atomic_fetch_sub_u32(_stateWord, 1, ILK_ORDER_RELEASE)
+        // Our own increment is still counted unless an unlockRead() by a thread that held no
+        // read lock took it: stop before the word wraps.
+        if _slowPath(old & _RWState.countMask == 0) { _RWState._misuse(old, "unlockRead()") }
         let new = old &- 1
         if new & _RWState.heldMask == 0 && new & _RWState.waitingBits != 0 {
             // A writer that unlocked while our increment was in flight left its wake to us.
@@ -206,6 +222,9 @@ public final class ReadWriteLock: @unchecked Sendable {
     }
 
     /// Takes the lock for writing if nobody holds it, without waiting.
+    ///
+    /// May also fail at the instant a reader that arrived while a writer waited is backing out
+    /// (for a few instructions it counts as a reader); retry, or use ``lockWrite(before:)``.
     /// - Returns: `true` when the calling thread now holds the lock for writing.
     @inlinable
     public func tryLockWrite() -> Bool {
@@ -273,7 +292,7 @@ public final class ReadWriteLock: @unchecked Sendable {
             if pauses >= budget { return state }
             budget &-= pauses
             for _ in 0..<pauses { ilk_spin_pause() }
-            if backoff < _maxBackoff { backoff &<<= 1 }
+            backoff &<<= 1
         }
     }
 
