@@ -52,7 +52,12 @@ func registerAtomicBenchmark<Counter: AtomicCounter>(
     Benchmark(
         "\(workload.name) / \(threadsLabel) / \(Counter.contenderName)",
         configuration: atomicsConfiguration(for: workload),
-        closure: { _ in team.round() },
+        closure: { benchmark in
+            team.awaitInterconnect()  // untimed: see BenchmarkSupport/Interconnect.swift
+            benchmark.startMeasurement()
+            team.round()
+            benchmark.stopMeasurement()
+        },
         setup: { team.start() },
         teardown: {
             team.stop()

@@ -52,7 +52,12 @@ func registerPingPong<Contender: PingPongContender>(_: Contender.Type) {
     Benchmark(
         "Condition ping-pong / 2 threads / \(Contender.contenderName)",
         configuration: conditionConfiguration,
-        closure: { _ in team.round() },
+        closure: { benchmark in
+            team.awaitInterconnect()  // untimed: see BenchmarkSupport/Interconnect.swift
+            benchmark.startMeasurement()
+            team.round()
+            benchmark.stopMeasurement()
+        },
         setup: { team.start() },
         teardown: { team.stop() }
     )
@@ -75,7 +80,12 @@ func registerHandOff<Contender: HandOffContender>(_: Contender.Type, threads: In
     Benchmark(
         "ConditionLock hand-off / \(threads) threads / \(Contender.contenderName)",
         configuration: conditionConfiguration,
-        closure: { _ in team.round() },
+        closure: { benchmark in
+            team.awaitInterconnect()  // untimed: see BenchmarkSupport/Interconnect.swift
+            benchmark.startMeasurement()
+            team.round()
+            benchmark.stopMeasurement()
+        },
         setup: { team.start() },
         teardown: { team.stop() }
     )

@@ -50,7 +50,12 @@ func registerCounter<Contender: CounterLock>(_: Contender.Type, kind: String, wo
     Benchmark(
         "\(kind) \(workload) / \(threadsLabel(threads)) / \(Contender.contenderName)",
         configuration: locksConfiguration,
-        closure: { _ in team.round() },
+        closure: { benchmark in
+            team.awaitInterconnect()  // untimed: see BenchmarkSupport/Interconnect.swift
+            benchmark.startMeasurement()
+            team.round()
+            benchmark.stopMeasurement()
+        },
         setup: { team.start() },
         teardown: {
             team.stop()
@@ -99,7 +104,12 @@ func registerRW<Contender: CounterRWLock>(_: Contender.Type, mix: RWMix, threads
     Benchmark(
         "ReadWriteLock \(mix.name) / \(threadsLabel(threads)) / \(Contender.contenderName)",
         configuration: locksConfiguration,
-        closure: { _ in team.round() },
+        closure: { benchmark in
+            team.awaitInterconnect()  // untimed: see BenchmarkSupport/Interconnect.swift
+            benchmark.startMeasurement()
+            team.round()
+            benchmark.stopMeasurement()
+        },
         setup: { team.start() },
         teardown: {
             team.stop()

@@ -61,8 +61,11 @@ func registerQueueBenchmark<Queue: QueueContender>(_ makeQueue: () -> Queue, _ w
     Benchmark(
         name,
         configuration: queueConfiguration,
-        closure: { _ in
+        closure: { benchmark in
+            team.awaitInterconnect()  // untimed: see BenchmarkSupport/Interconnect.swift
+            benchmark.startMeasurement()
             team.round()
+            benchmark.stopMeasurement()
             // One load per round of a thousand transfers: proves no element was lost or
             // duplicated, for every contender alike.
             let sum = taken.exchange(0, ordering: .relaxed)  // relaxed: see above

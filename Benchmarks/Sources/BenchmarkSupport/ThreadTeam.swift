@@ -19,6 +19,10 @@
 //               returns.
 //   stopping    set (release) by stop() before a final generation bump; a helper that sees the
 //               new generation reads it (acquire) and exits; stop() then joins every helper.
+//   command     what a generation asks for: a round of work, or a probe (probeRoundTrip(), in
+//               which the caller and helper 1 pass a cache line back and forth and the other
+//               helpers do nothing). Stored (relaxed) before the release bump of `generation`,
+//               read by the helpers after their acquire load of it.
 //
 // Waiting spins on the counter and yields the processor after a short while, so parked helpers
 // do not starve the threads that do the work on a small, oversubscribed machine. The spin and
@@ -50,12 +54,28 @@ public final class ThreadTeam: @unchecked Sendable {
     private let startedCount = Atomic<Int>(0)
     private let finishedCount = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
+    private let command = Atomic<Int>(TeamCommand.work)
+    private let probeOver = Atomic<Bool>(false)
+    /// The line the probe passes between thread 0 and helper 1, apart from the counters above.
+    private let probeLine = ProbeLine()
     // Touched only by the controlling thread (start/stop).
     private var helpers: [pthread_t] = []
 
     /// The number of rounds that have completed since the team was created, so that a
     /// benchmark can check afterwards that every operation it timed really happened.
     public private(set) var completedRounds = 0
+
+    /// The rounds timed after `awaitInterconnect` gave up waiting for the state asked for.
+    public private(set) var roundsOutsideState = 0
+
+    /// The last probe that admitted a state, and when (`awaitInterconnect` trusts it 10 ms).
+    var lastAdmitted: (state: InterconnectState, at: ContinuousClock.Instant)?
+
+    /// Gates given up in a row; after three, `awaitInterconnect` stops probing for this team.
+    var gatesGivenUpInARow = 0
+
+    /// Counts a round that `awaitInterconnect` could not gate.
+    func noteRoundOutsideState() { roundsOutsideState += 1 }
 
     /// Creates a team of `threads` threads (the caller of ``round()`` is one of them) that run
     /// `work(threadIndex)` once per round, with `threadIndex` in `0..<threads`.
@@ -103,18 +123,56 @@ public final class ThreadTeam: @unchecked Sendable {
             return
         }
         precondition(helpers.count == helperCount, "ThreadTeam: round() called before start() or after stop()")
+        runGeneration(TeamCommand.work) { work(0) }
+        completedRounds += 1
+    }
+
+    /// Measures how long a cache line takes to go from the caller to helper 1 and back, with
+    /// both running: the minimum, over 8 batches of 16 round trips, of a batch's mean (the
+    /// minimum discards a batch in which a thread was preempted). Runs no work and counts no
+    /// round. `nil` for a team of one thread.
+    /// - Warning: Like `round()`, only between `start()` and `stop()`.
+    public func probeRoundTrip() -> Duration? {
+        guard threadCount > 1 else { return nil }
+        precondition(helpers.count == threadCount - 1, "ThreadTeam: probeRoundTrip() called before start() or after stop()")
+        var best = Duration.seconds(1)
+        probeOver.store(false, ordering: .relaxed)  // published by the generation's release bump
+        runGeneration(TeamCommand.probe) {
+            defer { probeOver.store(true, ordering: .releasing) }  // pairs with the helpers' acquire
+            var value = 0
+            for _ in 0..<ProbeLine.batches {
+                let start = ContinuousClock.now
+                for _ in 0..<ProbeLine.roundTripsPerBatch {
+                    // Relaxed: the line's value is the whole message; nothing else is published.
+                    probeLine.word.store(value + 1, ordering: .relaxed)
+                    while probeLine.word.load(ordering: .relaxed) != value + 2 {}
+                    value += 2
+                }
+                best = min(best, (ContinuousClock.now - start) / ProbeLine.roundTripsPerBatch)
+            }
+        }
+        // The helper has answered every message; start the next probe from 0. Relaxed: the
+        // next generation's release bump publishes it.
+        probeLine.word.store(0, ordering: .relaxed)
+        return best
+    }
+
+    /// Starts a generation asking for `what`, runs `callerShare` once every helper has
+    /// begun, and returns when every helper has finished.
+    private func runGeneration(_ what: Int, _ callerShare: () -> Void) {
+        let helperCount = threadCount - 1
         // Relaxed: published to the helpers by the release increment of `generation` below.
         startedCount.store(0, ordering: .relaxed)
         finishedCount.store(0, ordering: .relaxed)
+        command.store(what, ordering: .relaxed)
         // Release: pairs with the helpers' acquire load of `generation`.
         generation.wrappingAdd(1, ordering: .releasing)
         // Acquire: pairs with each helper's release increment of `startedCount`.
         Self.wait { startedCount.load(ordering: .acquiring) == helperCount }
-        work(0)
+        callerShare()
         // Acquire: pairs with each helper's release increment of `finishedCount`, so the
-        // helpers' work happens before round() returns.
+        // helpers' work happens before this returns.
         Self.wait { finishedCount.load(ordering: .acquiring) == helperCount }
-        completedRounds += 1
     }
 
     /// Stops and joins the helper threads. The team can be started again afterwards.
@@ -128,6 +186,10 @@ public final class ThreadTeam: @unchecked Sendable {
             precondition(result == 0, "ThreadTeam: pthread_join failed: \(String(cString: strerror(result)))")
         }
         helpers.removeAll()
+        if roundsOutsideState > 0 {
+            let line = "ThreadTeam: \(roundsOutsideState) of \(completedRounds) rounds were timed outside the interconnect state \(InterconnectState.requested.rawValue) (no such state within 2 s\(gatesGivenUpInARow >= 3 ? "; stopped probing after three such gates in a row" : ""))\n"
+            _ = line.withCString { write(2, $0, strlen($0)) }
+        }
     }
 
     private func helperLoop(index: Int, seenGeneration: Int) {
@@ -143,8 +205,29 @@ public final class ThreadTeam: @unchecked Sendable {
             // Acquire: pairs with the release store in stop().
             if stopping.load(ordering: .acquiring) { return }
             startedCount.wrappingAdd(1, ordering: .releasing)  // Release: pairs with round()'s acquire wait.
-            work(index)
+            // Relaxed: stored before the release bump of `generation` this thread acquired.
+            if command.load(ordering: .relaxed) == TeamCommand.work {
+                work(index)
+            } else if index == 1 {
+                answerProbe()
+            } else {
+                // Off the processors until the probe is over, so that on an oversubscribed
+                // machine the two probing threads each get a core of their own. Acquire:
+                // pairs with the release store in probeRoundTrip(); orders nothing else.
+                while !probeOver.load(ordering: .acquiring) { usleep(20) }
+            }
             finishedCount.wrappingAdd(1, ordering: .releasing)  // Release: pairs with round()'s acquire wait.
+        }
+    }
+
+    /// Helper 1's side of `probeRoundTrip()`: answers each odd value with the next one.
+    private func answerProbe() {
+        var value = 1
+        for _ in 0..<(ProbeLine.batches * ProbeLine.roundTripsPerBatch) {
+            // Relaxed: see probeRoundTrip().
+            while probeLine.word.load(ordering: .relaxed) != value {}
+            probeLine.word.store(value + 1, ordering: .relaxed)
+            value += 2
         }
     }
 
@@ -170,4 +253,19 @@ private final class HelperContext {
         self.index = index
         self.generation = generation
     }
+}
+
+/// What a generation of the team asks the helpers for.
+private enum TeamCommand {
+    static let work = 0
+    static let probe = 1
+}
+
+/// One atomic word alone on its (128-byte) line pair, for `probeRoundTrip()`.
+private final class ProbeLine: @unchecked Sendable {
+    static let batches = 8
+    static let roundTripsPerBatch = 16
+    private let before: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    let word = Atomic<Int>(0)
+    private let after: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 }

@@ -111,6 +111,59 @@ struct ThreadTeamTests {
         #expect(team.completedRounds == 3)
     }
 
+    @Test("a probe runs no work, counts no round, and measures a positive round trip", arguments: [2, 4])
+    func probe(threads: Int) {
+        let slots = Slots(count: threads)
+        let team = ThreadTeam(threads: threads) { index in slots.values[index] += 1 }
+        team.start()
+        defer { team.stop() }
+        for _ in 0..<3 {
+            let roundTrip = team.probeRoundTrip()
+            #expect(roundTrip.map { $0 > .zero && $0 < .seconds(1) } == true)
+        }
+        #expect(Array(slots.values) == Array(repeating: 0, count: threads))
+        #expect(team.completedRounds == 0)
+        // Probes and rounds interleave: the next probe starts from a fresh line.
+        team.round()
+        #expect(team.probeRoundTrip() != nil)
+        team.round()
+        #expect(Array(slots.values) == Array(repeating: 2, count: threads))
+        #expect(team.completedRounds == 2)
+    }
+
+    @Test("a team of one has nothing to probe; the gate returns at once")
+    func probeSingleThread() {
+        let team = ThreadTeam(threads: 1) { _ in }
+        #expect(team.probeRoundTrip() == nil)
+        team.awaitInterconnect(.far, patience: .seconds(60))  // would wait a minute if it probed
+        #expect(team.roundsOutsideState == 0)
+    }
+
+    @Test("the gate waits at most its patience, then counts the round as outside the state")
+    func gatePatience() {
+        let team = ThreadTeam(threads: 2) { _ in }
+        team.start()
+        defer { team.stop() }
+        // No round trip is both near and far: asking for each in turn with no patience, at
+        // least one of the two gives up and counts; neither waits long.
+        let start = ContinuousClock.now
+        team.awaitInterconnect(.near, patience: .zero)
+        team.awaitInterconnect(.far, patience: .zero)
+        #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(team.roundsOutsideState >= 1 && team.roundsOutsideState <= 2)
+        team.awaitInterconnect(.any, patience: .zero)
+        #expect(team.roundsOutsideState <= 2)
+    }
+
+    @Test("the states split round trips at the threshold")
+    func states() {
+        #expect(InterconnectState.near.admits(.nanoseconds(60)))
+        #expect(!InterconnectState.near.admits(InterconnectState.threshold))
+        #expect(InterconnectState.far.admits(.nanoseconds(350)))
+        #expect(!InterconnectState.far.admits(.nanoseconds(60)))
+        #expect(InterconnectState.any.admits(.nanoseconds(60)) && InterconnectState.any.admits(.seconds(1)))
+    }
+
     @Test("round() before start() traps with a message naming ThreadTeam and the misuse")
     func roundBeforeStartMessage() async throws {
         let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -1,0 +1,102 @@
+// Interconnect: time every multi-threaded iteration in the same machine state.
+//
+// Why: on the 2-vCPU development VM, the latency of a cache line passed between the two vCPUs
+// switches between two states as the host moves the vCPU threads: about 55-70 ns per round
+// trip ("near") and about 320-390 ns ("far"), in episodes of 0.2-2.5 s, far about a quarter of
+// the time (150 probes 0.2 s apart: 35 far). A benchmark of a few seconds lands in either, so
+// one contender of a group could be timed near and the next far: a 3-5x swing on anything that
+// moves lines between threads, which no design change can compensate and which made single-run
+// ratios a draw of the host's scheduler (a queue measured 24-34 ns per element near, 80-115 far,
+// in consecutive runs of the same binary).
+//
+// What: before each timed round, `awaitInterconnect()` probes the team's own threads (thread 0
+// and helper 1; `ThreadTeam.probeRoundTrip()`) and, while the state is not the one asked for,
+// sleeps 2 ms and probes again, for at most 2 s; the benchmark then starts its measurement, so
+// neither the probe nor the wait is timed. A probe that found the state asked for stands for
+// 10 ms (a few hundred rounds; the states last far longer), so rounds follow each other as
+// before and a benchmark's sample count hardly drops. Every contender goes through the same
+// gate.
+//
+// The state is chosen with the environment variable ILK_BENCH_INTERCONNECT:
+//   near (default)  time rounds only while a round trip is below 160 ns
+//   far             only while it is at or above 160 ns (to see the ratios of the other state)
+//   any             no probe at all (the behaviour before this gate)
+// A gate that waited 2 s in vain lets the round be timed anyway and counts it; after three such
+// gates in a row the team stops probing (a benchmark must not take minutes), and every later
+// round counts as outside the state. stop() of the team prints the count, if any.
+//
+// The probe: the other helpers sleep (20 us naps) while thread 0 and helper 1 pass the line, so
+// that on an oversubscribed machine the two probing threads get a core each.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// The machine state in which multi-threaded rounds are timed (see the file comment).
+public enum InterconnectState: String, Sendable {
+    /// A line passes between the two threads and back in under ``threshold``.
+    case near
+    /// It takes ``threshold`` or more.
+    case far
+    /// Whatever the state: no probe.
+    case any
+
+    /// The round trip that separates `near` from `far`: 160 ns, between the two states measured
+    /// on the development VM (55-70 ns and 320-390 ns).
+    public static let threshold = Duration.nanoseconds(160)
+
+    /// The state asked for by `ILK_BENCH_INTERCONNECT` (`near` when unset).
+    /// - Warning: Any other value traps, naming the variable.
+    public static let requested: InterconnectState = {
+        guard let raw = getenv("ILK_BENCH_INTERCONNECT") else { return .near }
+        let text = String(cString: raw)
+        guard let state = InterconnectState(rawValue: text) else {
+            fatalError("ILK_BENCH_INTERCONNECT must be near, far or any, not \"\(text)\"")
+        }
+        return state
+    }()
+
+    /// Whether a probe's round trip `roundTrip` is in this state.
+    public func admits(_ roundTrip: Duration) -> Bool {
+        switch self {
+        case .near: roundTrip < Self.threshold
+        case .far: roundTrip >= Self.threshold
+        case .any: true
+        }
+    }
+}
+
+extension ThreadTeam {
+    /// Returns once a probe of this team's threads finds the interconnect in `state`, or after
+    /// about `patience` of probing and sleeping in vain (counted; see ``roundsOutsideState``).
+    /// Returns at once for a team of one thread (nothing crosses between cores) or for `.any`.
+    /// Call it from the benchmark closure, then start the measurement, then `round()`.
+    public func awaitInterconnect(_ state: InterconnectState = .requested, patience: Duration = .seconds(2)) {
+        guard state != .any, threadCount > 1 else { return }
+        if gatesGivenUpInARow >= 3 {
+            noteRoundOutsideState()
+            return
+        }
+        let now = ContinuousClock.now
+        if let admitted = lastAdmitted, admitted.state == state, now - admitted.at < .milliseconds(10) { return }
+        let deadline = now + patience
+        while true {
+            if let roundTrip = probeRoundTrip(), state.admits(roundTrip) {
+                lastAdmitted = (state, ContinuousClock.now)
+                gatesGivenUpInARow = 0
+                return
+            }
+            if ContinuousClock.now >= deadline {
+                gatesGivenUpInARow += 1
+                noteRoundOutsideState()
+                return
+            }
+            usleep(2_000)
+        }
+    }
+}
