@@ -53,7 +53,7 @@ func registerAtomicBenchmark<Counter: AtomicCounter>(
         "\(workload.name) / \(threadsLabel) / \(Counter.contenderName)",
         configuration: atomicsConfiguration(for: workload),
         closure: { benchmark in
-            team.awaitInterconnect()  // untimed: see BenchmarkSupport/Interconnect.swift
+            team.awaitInterconnect(naming: benchmark.name)  // untimed: see BenchmarkSupport/Interconnect.swift
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()

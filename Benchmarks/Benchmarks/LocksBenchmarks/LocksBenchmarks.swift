@@ -51,7 +51,7 @@ func registerCounter<Contender: CounterLock>(_: Contender.Type, kind: String, wo
         "\(kind) \(workload) / \(threadsLabel(threads)) / \(Contender.contenderName)",
         configuration: locksConfiguration,
         closure: { benchmark in
-            team.awaitInterconnect()  // untimed: see BenchmarkSupport/Interconnect.swift
+            team.awaitInterconnect(naming: benchmark.name)  // untimed: see BenchmarkSupport/Interconnect.swift
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
@@ -105,7 +105,7 @@ func registerRW<Contender: CounterRWLock>(_: Contender.Type, mix: RWMix, threads
         "ReadWriteLock \(mix.name) / \(threadsLabel(threads)) / \(Contender.contenderName)",
         configuration: locksConfiguration,
         closure: { benchmark in
-            team.awaitInterconnect()  // untimed: see BenchmarkSupport/Interconnect.swift
+            team.awaitInterconnect(naming: benchmark.name)  // untimed: see BenchmarkSupport/Interconnect.swift
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()

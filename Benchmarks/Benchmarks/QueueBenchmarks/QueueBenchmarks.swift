@@ -62,7 +62,7 @@ func registerQueueBenchmark<Queue: QueueContender>(_ makeQueue: () -> Queue, _ w
         name,
         configuration: queueConfiguration,
         closure: { benchmark in
-            team.awaitInterconnect()  // untimed: see BenchmarkSupport/Interconnect.swift
+            team.awaitInterconnect(naming: benchmark.name)  // untimed: see BenchmarkSupport/Interconnect.swift
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()

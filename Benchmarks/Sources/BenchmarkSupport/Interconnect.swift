@@ -21,9 +21,10 @@
 //   near (default)  time rounds only while a round trip is below 160 ns
 //   far             only while it is at or above 160 ns (to see the ratios of the other state)
 //   any             no probe at all (the behaviour before this gate)
-// A gate that waited 2 s in vain lets the round be timed anyway and counts it; after three such
-// gates in a row the team stops probing (a benchmark must not take minutes), and every later
-// round counts as outside the state. stop() of the team prints the count, if any.
+// A gate that waited 2 s in vain lets the round be timed anyway and counts it; once a team's
+// gates have waited 15 s in all, it stops probing (a benchmark must not take minutes: its
+// warm-up rounds are counted, not timed), and every later round counts as outside the state.
+// stop() of the team prints the count, with the benchmark's name, if any.
 //
 // The probe: the other helpers sleep (20 us naps) while thread 0 and helper 1 pass the line, so
 // that on an oversubscribed machine the two probing threads get a core each.
@@ -76,27 +77,35 @@ extension ThreadTeam {
     /// about `patience` of probing and sleeping in vain (counted; see ``roundsOutsideState``).
     /// Returns at once for a team of one thread (nothing crosses between cores) or for `.any`.
     /// Call it from the benchmark closure, then start the measurement, then `round()`.
-    public func awaitInterconnect(_ state: InterconnectState = .requested, patience: Duration = .seconds(2)) {
+    /// `naming` names the team in its report (the benchmark's name).
+    public func awaitInterconnect(
+        _ state: InterconnectState = .requested, patience: Duration = .seconds(2), naming name: String? = nil
+    ) {
         guard state != .any, threadCount > 1 else { return }
-        if gatesGivenUpInARow >= 3 {
+        if let name, label != name { label = name }
+        if gateWaitSpent >= Self.gateWaitBudget {
             noteRoundOutsideState()
             return
         }
         let now = ContinuousClock.now
         if let admitted = lastAdmitted, admitted.state == state, now - admitted.at < .milliseconds(10) { return }
         let deadline = now + patience
+        defer { gateWaitSpent += ContinuousClock.now - now }
         while true {
             if let roundTrip = probeRoundTrip(), state.admits(roundTrip) {
                 lastAdmitted = (state, ContinuousClock.now)
-                gatesGivenUpInARow = 0
                 return
             }
-            if ContinuousClock.now >= deadline {
-                gatesGivenUpInARow += 1
+            if ContinuousClock.now >= deadline || gateWaitSpent + (ContinuousClock.now - now) >= Self.gateWaitBudget {
                 noteRoundOutsideState()
                 return
             }
             usleep(2_000)
         }
     }
+
+    /// The most time one team's gates may spend waiting, over all its rounds (warm-up
+    /// included, which package-benchmark does not bound by time): past it the team stops
+    /// probing, and its later rounds count as outside the state.
+    public static var gateWaitBudget: Duration { .seconds(15) }
 }

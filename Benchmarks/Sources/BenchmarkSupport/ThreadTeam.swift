@@ -65,14 +65,17 @@ public final class ThreadTeam: @unchecked Sendable {
     /// benchmark can check afterwards that every operation it timed really happened.
     public private(set) var completedRounds = 0
 
+    /// Names the team in its messages (the benchmark's name, say).
+    public var label = "ThreadTeam"
+
     /// The rounds timed after `awaitInterconnect` gave up waiting for the state asked for.
     public private(set) var roundsOutsideState = 0
 
     /// The last probe that admitted a state, and when (`awaitInterconnect` trusts it 10 ms).
     var lastAdmitted: (state: InterconnectState, at: ContinuousClock.Instant)?
 
-    /// Gates given up in a row; after three, `awaitInterconnect` stops probing for this team.
-    var gatesGivenUpInARow = 0
+    /// What `awaitInterconnect` has spent waiting for this team, all rounds together.
+    var gateWaitSpent = Duration.zero
 
     /// Counts a round that `awaitInterconnect` could not gate.
     func noteRoundOutsideState() { roundsOutsideState += 1 }
@@ -187,7 +190,7 @@ public final class ThreadTeam: @unchecked Sendable {
         }
         helpers.removeAll()
         if roundsOutsideState > 0 {
-            let line = "ThreadTeam: \(roundsOutsideState) of \(completedRounds) rounds were timed outside the interconnect state \(InterconnectState.requested.rawValue) (no such state within 2 s\(gatesGivenUpInARow >= 3 ? "; stopped probing after three such gates in a row" : ""))\n"
+            let line = "\(label): \(roundsOutsideState) of \(completedRounds) rounds were timed outside the interconnect state \(InterconnectState.requested.rawValue) (no such state within 2 s\(gateWaitSpent >= ThreadTeam.gateWaitBudget ? ", then the gates' 15 s were spent" : ""))\n"
             _ = line.withCString { write(2, $0, strlen($0)) }
         }
     }
