@@ -26,7 +26,8 @@
 // warm-up rounds are counted, not timed), and every later round counts as outside the state.
 // stop() of the team prints the count, with the benchmark's name, if any.
 //
-// The probe: the other helpers sleep (20 us naps) while thread 0 and helper 1 pass the line, so
+// The probe: thread 0 and helper 1 are pinned to two different CPUs for its duration (their
+// masks restored afterwards; CPUAffinity.swift), and the other helpers sleep (20 us naps), so
 // that on an oversubscribed machine the two probing threads get a core each.
 
 #if canImport(Glibc)
@@ -92,7 +93,11 @@ extension ThreadTeam {
         let deadline = now + patience
         defer { gateWaitSpent += ContinuousClock.now - now }
         while true {
-            if let roundTrip = probeRoundTrip(), state.admits(roundTrip) {
+            let roundTrip = probeRoundTrip()
+            if let roundTrip {
+                fastestProbe = min(fastestProbe ?? roundTrip, roundTrip)
+            }
+            if let roundTrip, state.admits(roundTrip) {
                 lastAdmitted = (state, ContinuousClock.now)
                 return
             }
