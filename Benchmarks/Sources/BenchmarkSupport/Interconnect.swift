@@ -26,9 +26,11 @@
 // warm-up rounds are counted, not timed), and every later round counts as outside the state.
 // stop() of the team prints the count, with the benchmark's name, if any.
 //
-// The probe: thread 0 and helper 1 are pinned to two different CPUs for its duration (their
-// masks restored afterwards; CPUAffinity.swift), and the other helpers sleep (20 us naps), so
-// that on an oversubscribed machine the two probing threads get a core each.
+// The probe: the other helpers sleep (20 us naps) while thread 0 and helper 1 pass the line, so
+// that on an oversubscribed machine the two probing threads get a core each. Known defect: some
+// 4-thread teams read about 245 ns on every probe for a whole benchmark (neither near nor far),
+// and their gates spend their 15 s; pinning the two probing threads to different CPUs for the
+// probe did not cure it (it made such teams more frequent: 10 against 5 in five full runs).
 
 #if canImport(Glibc)
 import Glibc

@@ -56,8 +56,6 @@ public final class ThreadTeam: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let command = Atomic<Int>(TeamCommand.work)
     private let probeOver = Atomic<Bool>(false)
-    /// The CPUs of the current probe (thread 0's, helper 1's), or nil to probe unpinned.
-    private var probeCPUs: (Int, Int)?
     /// The line the probe passes between thread 0 and helper 1, apart from the counters above.
     private let probeLine = ProbeLine()
     // Touched only by the controlling thread (start/stop).
@@ -146,16 +144,8 @@ public final class ThreadTeam: @unchecked Sendable {
         precondition(helpers.count == threadCount - 1, "ThreadTeam: probeRoundTrip() called before start() or after stop()")
         var best = Duration.seconds(1)
         probeOver.store(false, ordering: .relaxed)  // published by the generation's release bump
-        // The first two CPUs this thread may run on: the caller probes on the first, helper 1
-        // on the second (CPUAffinity.swift says why). Read by helper 1 after its acquire load
-        // of the generation bumped below.
-        let saved = CPUAffinity.current()
-        let cpus = saved?.cpus ?? []
-        probeCPUs = cpus.count >= 2 ? (cpus[0], cpus[1]) : nil
         runGeneration(TeamCommand.probe) {
             defer { probeOver.store(true, ordering: .releasing) }  // pairs with the helpers' acquire
-            if let (mine, _) = probeCPUs { CPUAffinity.only(mine).apply() }
-            defer { if probeCPUs != nil { saved?.apply() } }
             var value = 0
             for _ in 0..<ProbeLine.batches {
                 let start = ContinuousClock.now
@@ -239,9 +229,6 @@ public final class ThreadTeam: @unchecked Sendable {
 
     /// Helper 1's side of `probeRoundTrip()`: answers each odd value with the next one.
     private func answerProbe() {
-        let saved = probeCPUs == nil ? nil : CPUAffinity.current()
-        if let (_, helpers) = probeCPUs { CPUAffinity.only(helpers).apply() }
-        defer { saved?.apply() }
         var value = 1
         for _ in 0..<(ProbeLine.batches * ProbeLine.roundTripsPerBatch) {
             // Relaxed: see probeRoundTrip().
