@@ -1,7 +1,7 @@
 // Interconnect: time every multi-threaded iteration in the same machine state.
 //
 // Why: on the 2-vCPU development VM, the latency of a cache line passed between the two vCPUs
-// switches between two states as the host moves the vCPU threads: about 55-70 ns per round
+// switches between two states as the host moves the vCPU threads: about 50-83 ns per round
 // trip ("near") and about 320-390 ns ("far"), in episodes of 0.2-2.5 s, far about a quarter of
 // the time (150 probes 0.2 s apart: 35 far). A benchmark of a few seconds lands in either, so
 // one contender of a group could be timed near and the next far: a 3-5x swing on anything that
@@ -51,7 +51,7 @@ public enum InterconnectState: String, Sendable {
     case any
 
     /// The round trip that separates `near` from `far`: 160 ns, between the two states measured
-    /// on the development VM (55-70 ns and 320-390 ns).
+    /// on the development VM (50-83 ns and 320-390 ns).
     public static let threshold = Duration.nanoseconds(160)
 
     /// The state asked for by `ILK_BENCH_INTERCONNECT` (`near` when unset).

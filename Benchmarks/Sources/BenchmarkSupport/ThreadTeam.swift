@@ -21,7 +21,7 @@
 //               new generation reads it (acquire) and exits; stop() then joins every helper.
 //   command     what a generation asks for: a round of work, or a probe (probeRoundTrip(), in
 //               which the caller and helper 1 pass a cache line back and forth and the other
-//               helpers do nothing). Stored (relaxed) before the release bump of `generation`,
+//               helpers nap until `probeOver` is set). Stored (relaxed) before the release bump of `generation`,
 //               read by the helpers after their acquire load of it.
 //
 // Waiting spins on the counter and yields the processor after a short while, so parked helpers
