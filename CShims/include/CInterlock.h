@@ -6,6 +6,8 @@
  *   ilk_osatomic.h  the OSAtomic table (Add, Increment, ..., barrier and barrier-free)
  *   ilk_fence.h     fences, compiler barrier, spin-wait hint, thread yield
  *   ilk_futex.h     futex wait/wake/requeue, clocks, current thread id
+ *   ilk_membarrier.h the heavy half of an asymmetric fence (membarrier), for ReadWriteLock
+ *   ilk_rwlock.h    ReadWriteLock's memory layout (writer words and reader count apart)
  *   ilk_rcu.h       liburcu (urcu-bp) read-side sections and batched deferred frees
  *   ilk_node_pool.h recycling of small nodes through RCU grace periods (LockFreeStack)
  */
@@ -16,6 +18,8 @@
 #include "ilk_bits.h"
 #include "ilk_fence.h"
 #include "ilk_futex.h"
+#include "ilk_membarrier.h"
+#include "ilk_rwlock.h"
 #include "ilk_osatomic.h"
 #include "ilk_rcu.h"
 #include "ilk_node_pool.h"

@@ -1,8 +1,10 @@
 // Tests of ReadWriteLock: readers overlap, a writer excludes everyone, writers are preferred
 // (tryLockRead fails and new readers wait while a writer waits), readers are not starved by a
-// stream of writers, try and timed forms (including the clean-up after a timed-out writer),
-// with{Read,Write}Lock, and the unlock traps; and, on Linux, the regression test of ccc75dd
-// (a writer's unlock that clears a stale writers-waiting bit while readers queue), made
+// stream of writers (a writer's unlock grants the sleeping readers), try and timed forms
+// (including the clean-up after a timed-out writer, and its nudge of the readers), the states
+// of the writer word, with{Read,Write}Lock, and the unlock traps. Most run in both fence modes
+// (asymmetric with membarrier, and symmetric as on systems without it). On Linux: membarrier in
+// the child of fork(), and a timed reader granted the lock as its deadline passes, made
 // deterministic by holding the unlocker at a system call (see `_HeldSystemCall`).
 
 import CInterlock
@@ -15,9 +17,9 @@ import Glibc
 
 @Suite("ReadWriteLock")
 struct ReadWriteLockTests {
-    @Test("two readers hold the lock at the same time")
-    func readersOverlap() {
-        let lock = ReadWriteLock()
+    @Test("two readers hold the lock at the same time", arguments: [false, true])
+    func readersOverlap(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
         let inside = AtomicInt(0)
         let bothSeen = LockGuarded([false, false])
         runConcurrently(threadCount: 2) { index in
@@ -32,9 +34,9 @@ struct ReadWriteLockTests {
         #expect(bothSeen.value == [true, true])
     }
 
-    @Test("a writer excludes readers and other writers: readers never see a torn update")
-    func writerExcludesEveryone() {
-        let lock = ReadWriteLock()
+    @Test("a writer excludes readers and other writers: readers never see a torn update", arguments: [false, true])
+    func writerExcludesEveryone(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
         let words = LockGuarded([Int](repeating: 0, count: 8))
         let torn = AtomicInt(0)
         let rounds = TestScale.count(5_000, small: 200)
@@ -74,9 +76,9 @@ struct ReadWriteLockTests {
         lock.unlockWrite()
     }
 
-    @Test("while a writer waits, tryLockRead fails and new readers wait behind it")
-    func writerPreference() {
-        let lock = ReadWriteLock()
+    @Test("while a writer waits, tryLockRead fails and new readers wait behind it", arguments: [false, true])
+    func writerPreference(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
         lock.lockRead()
         let writerDone = AtomicBool(false)
         let writer = TestThread {
@@ -99,9 +101,9 @@ struct ReadWriteLockTests {
         lock.unlockRead()
     }
 
-    @Test("readers get in while writers hammer the lock (readers are not starved)")
-    func readersNotStarved() {
-        let lock = ReadWriteLock()
+    @Test("readers get in while writers hammer the lock (readers are not starved)", arguments: [false, true])
+    func readersNotStarved(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
         let stop = AtomicBool(false)
         let writes = LockGuarded(0)
         let writers = (0..<2).map { _ in
@@ -123,9 +125,9 @@ struct ReadWriteLockTests {
         #expect(writes.value > 0)
     }
 
-    @Test("writers get in while readers hammer the lock (writers are not starved)")
-    func writersNotStarved() {
-        let lock = ReadWriteLock()
+    @Test("writers get in while readers hammer the lock (writers are not starved)", arguments: [false, true])
+    func writersNotStarved(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
         let stop = AtomicBool(false)
         let readers = (0..<3).map { _ in
             TestThread {
@@ -160,9 +162,9 @@ struct ReadWriteLockTests {
         lock.unlockWrite()
     }
 
-    @Test("a writer that times out waiting does not leave readers locked out")
-    func timedOutWriterCleansUp() {
-        let lock = ReadWriteLock()
+    @Test("a writer that times out waiting does not leave readers locked out", arguments: [false, true])
+    func timedOutWriterCleansUp(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
         lock.lockRead()
         expectTimedOut(timedAttemptOnAnotherThread(after: .milliseconds(30)) { lock.lockWrite(before: $0) })
         // No writer waits any more: new readers are admitted again.
@@ -176,9 +178,9 @@ struct ReadWriteLockTests {
         lock.unlockWrite()
     }
 
-    @Test("readers queued behind a writer that times out are let in")
-    func readersBehindTimedOutWriter() {
-        let lock = ReadWriteLock()
+    @Test("readers queued behind a writer that times out are let in", arguments: [false, true])
+    func readersBehindTimedOutWriter(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
         lock.lockRead()
         let writerTried = AtomicBool(false)
         let writer = TestThread {
@@ -201,95 +203,175 @@ struct ReadWriteLockTests {
         lock.unlockWrite()
     }
 
-    #if os(Linux) && (arch(x86_64) || arch(arm64))
-    /// ccc75dd: a writer unlocking with RW|WW set and no reader asleep clears RW, wakes nobody
-    /// (no reader asleep), wakes no writer (none asleep), then clears the stale WW with
-    /// CAS(WW -> 0). Readers arriving after RW was cleared see WW, set RW and sleep: that CAS
-    /// fails, and the old code returned, leaving them asleep on RW|WW, count 0, forever.
-    ///
-    /// The window (between the writer wake-up and the CAS) is two system calls wide, so instead
-    /// of racing for it the test holds the unlocker inside it: a seccomp filter on the unlocker
-    /// thread alone turns its futex wake of the notification word (`_wakeWriter`) into a user
-    /// notification, and the system call waits until this test answers. Meanwhile readers
-    /// queue; the answer is 0 woken (true: no writer exists), and the unlocker meets RW|WW.
-    @Test("regression: a writer's unlock that clears a stale WW while readers queue wakes them (ccc75dd)")
-    func regressionWriterUnlockClearingStaleWriterBitWakesQueuedReaders() throws {
-        let rw = _RWState.readersWaiting, ww = _RWState.writersWaiting
+    @Test("the uncontended write lock sets C and E, and its unlock clears them and leaves no trace")
+    func writerWordStates() {
         let lock = ReadWriteLock()
-        let state = { ilk_atomic_load_u32(lock._stateWord, ILK_ORDER_RELAXED) }
+        let w = { ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED) }
+        let r = { ilk_atomic_load_u32(lock._r, ILK_ORDER_RELAXED) }
+        #expect(w() == 0)
         lock.lockWrite()
-        // Stale bits, nobody asleep: RW as a timed-out reader leaves it, WW as a writer that
-        // slept keeps it when it takes the lock. The unlock below takes the reader-turn path.
-        _ = ilk_atomic_fetch_or_u32(lock._stateWord, rw | ww, ILK_ORDER_RELAXED)
-        #expect(state() == _RWState.writeLocked | rw | ww)
+        #expect(w() == _RW.held)
+        lock.unlockWrite()
+        #expect(w() == 0)
+        lock.lockRead()
+        #expect(r() == 1 && w() == 0)
+        lock.unlockRead()
+        expectFreeForWriters(lock)
+        #expect(w() == 0 && r() == 0)
+        #expect(ilk_atomic_load_u32(lock._rs, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u32(lock._sw, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) == 0)
+    }
+
+    /// The reader turn: readers asleep when a writer unlocks are granted the lock before a
+    /// writer that also sleeps, so that writers cannot starve them; the writer then waits for
+    /// exactly those readers to leave.
+    @Test("a writer's unlock grants the sleeping readers before the next writer gets in", arguments: [false, true])
+    func unlockGrantsSleepingReaders(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
+        let sleepingReaders = { Int(ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask) }
+        let sleepingWriters = { Int(ilk_atomic_load_u32(lock._sw, ILK_ORDER_RELAXED) & _RW.writerCountMask) }
+        lock.lockWrite()
+        let readerCount = 3
+        let readersLeft = AtomicInt(0)
+        let secondWriterIn = AtomicBool(false)
+        let readersSeenBySecondWriter = AtomicInt(-1)
+        let readersSawSecondWriter = AtomicInt(0)
+        let readers = (0..<readerCount).map { _ in
+            TestThread {
+                lock.lockRead()
+                if secondWriterIn.load() { readersSawSecondWriter.increment() }
+                readersLeft.increment()
+                lock.unlockRead()
+            }
+        }
+        #expect(lockEventually { sleepingReaders() == readerCount })
+        let secondWriter = TestThread {
+            lock.lockWrite()
+            secondWriterIn.store(true)
+            readersSeenBySecondWriter.store(readersLeft.load())
+            lock.unlockWrite()
+        }
+        #expect(lockEventually { sleepingWriters() == 1 })
+        lock.unlockWrite()
+        for reader in readers { reader.join() }
+        secondWriter.join()
+        #expect(readersSawSecondWriter.load() == 0)
+        #expect(readersSeenBySecondWriter.load() == readerCount)
+        #expect(sleepingReaders() == 0 && sleepingWriters() == 0)
+        expectFreeForWriters(lock)
+    }
+
+    /// A reader that waits only because a writer is registered to sleep (W itself free) sleeps
+    /// on RS. When that writer gives up, its nudge (an increment of RS, then a wake) must let
+    /// the reader in; without it the reader would sleep with nobody to wake it. The
+    /// registered writer is made by hand, standing for one between its wake-up and its claim.
+    @Test("a writer that gives up nudges readers that waited only because it was registered")
+    func writerLeavingNudgesReaders() {
+        let lock = ReadWriteLock()
+        let rs = { ilk_atomic_load_u32(lock._rs, ILK_ORDER_RELAXED) }
+        // Relaxed: set up before the reader thread starts.
+        _ = ilk_atomic_fetch_add_u32(lock._sw, 1, ILK_ORDER_RELAXED)
+        #expect(!lock.tryLockRead())
+        let readerIn = AtomicBool(false)
+        let reader = TestThread {
+            lock.lockRead()
+            readerIn.store(true)
+            lock.unlockRead()
+        }
+        #expect(lockEventually { ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask == 1 })
+        #expect(!readerIn.load())
+        let before = rs()
+        lock._writerLeaves()
+        let entered = lockEventually(within: .seconds(10)) { readerIn.load() }
+        #expect(entered, "the reader was left asleep while the lock was free")
+        if !entered {
+            // Rescue it so that the thread can be joined.
+            _ = ilk_atomic_fetch_add_u32(lock._rs, 1, ILK_ORDER_RELAXED)
+            _Futex.wakeAll(lock._rs)
+        }
+        reader.join()
+        #expect(rs() == before &+ 1)
+        expectFreeForWriters(lock)
+    }
+
+    #if os(Linux)
+    @Test("a sleeper's membarrier works in the child of fork(), where the registration is gone")
+    func membarrierAfterFork() {
+        let lock = ReadWriteLock()
+        guard !lock._symmetric else { return }  // no membarrier here: nothing to re-register
+        let pid = fork()
+        if pid == 0 {
+            // The child: one thread, so only async-signal-safe calls until _exit (a failure
+            // traps, which the parent sees as a signal).
+            lock._sleeperFence()
+            _exit(0)
+        }
+        #expect(pid > 0)
+        var status: Int32 = 0
+        #expect(waitpid(pid, &status, 0) == pid)
+        #expect(status == 0, "the child's membarrier failed (wait status \(status))")
+    }
+    #endif
+
+    #if os(Linux) && (arch(x86_64) || arch(arm64))
+    /// A timed reader asleep while a writer grants it the lock, whose deadline passes before it
+    /// learns of the grant, holds the lock and must return true (returning false would leak a
+    /// read lock that nobody unlocks, and the next writer would wait forever). The window
+    /// between the grant and the wake-up is held open with a seccomp filter on the unlocker
+    /// (see `_HeldSystemCall`): its futex wake of RS waits until the test answers, so the reader
+    /// sleeps on until its own deadline.
+    @Test("a timed reader granted the lock as its deadline passes holds it and returns true")
+    func grantedReaderPastItsDeadlineHoldsTheLock() throws {
+        let lock = ReadWriteLock()
+        lock.lockWrite()
+        let readerThread = AtomicInt(0)
+        let outcome = LockGuarded<TimedAttempt?>(nil)
+        let readerDone = AtomicBool(false)
+        let timeout: Duration = .milliseconds(300)
+        let reader = TestThread {
+            readerThread.store(Int(ilk_current_thread_id()))
+            let attempt = timedAttempt(after: timeout) { lock.lockRead(before: $0) }
+            outcome.value = attempt
+            readerDone.store(true)
+            if attempt.acquired { lock.unlockRead() }
+        }
+        // Registered, and asleep (in its futex wait: nothing else puts it to sleep there).
+        #expect(lockEventually { ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask == 1 })
+        #expect(lockEventually { threadState(Int32(readerThread.load())) == "S" })
 
         let listener = AtomicInt(0)  // the unlocker's seccomp listener fd, or -errno
-        let unlockerDone = AtomicBool(false)
-        let notifyAddress = UInt(bitPattern: lock._notifyWord)
+        let wordAddress = UInt(bitPattern: lock._rs)
         let unlocker = TestThread {
-            listener.store(_HeldSystemCall.holdFutexWakes(of: notifyAddress))
+            listener.store(_HeldSystemCall.holdFutexWakes(of: wordAddress))
             lock.unlockWrite()  // not tied to the thread that locked
-            unlockerDone.store(true)
         }
         #expect(lockEventually(within: .seconds(10)) { listener.load() != 0 })
         let fd = Int32(listener.load())
         guard fd > 0 else {
-            // No seccomp user notification here (kernel before 5.0, or a sandbox that forbids
-            // it): the window cannot be held, so the test cannot say anything.
             unlocker.join()
+            reader.join()
             try Test.cancel("seccomp user notification unavailable (errno \(-fd)): cannot hold the unlocker")
         }
-
-        // The unlocker has cleared RW, found no reader asleep, and is now held in its writer
-        // wake-up: the state is WW, count 0, and it has not yet tried CAS(WW -> 0).
         let held = _HeldSystemCall.receive(fd, within: .seconds(10))
-        #expect(held != nil, "the unlocker never reached its writer wake-up")
-        #expect(state() == ww)
-
-        // Readers arrive: WW is set, so they queue: set RW and sleep. RW set is enough to go
-        // on: from then on the state stays RW|WW until the unlocker acts, so every reader,
-        // asleep already or not yet, stays out (and goes to sleep) unless the unlocker wakes it.
-        // They come in through `lockRead(before:)`, whose first attempt is a CAS: `lockRead()`'s
-        // optimistic increment would be taken back as a last reader's unlock, clearing the
-        // stale WW itself, and the readers would never queue (correct, but not this race).
-        let readerCount = 3
-        let readersIn = AtomicInt(0)
-        let readersRefusedForAMinute = AtomicInt(0)
-        let readers = (0..<readerCount).map { _ in
-            TestThread {
-                guard lock.lockRead(before: .now + .seconds(60)) else {
-                    readersRefusedForAMinute.increment()
-                    return
-                }
-                readersIn.increment()
-                lock.unlockRead()
-            }
-        }
-        #expect(lockEventually(within: .seconds(10)) { state() & rw != 0 })
-
-        // Release the unlocker: its wake-up woke no writer, so it tries CAS(WW -> 0), which
-        // fails on RW|WW; it must wake the readers. Closing the listener lets any later held
-        // call fail at once with ENOSYS (0 woken, which is right: there is no writer).
+        #expect(held != nil, "the unlocker never reached its wake-up of the readers")
+        // The grant is made: the reader is counted in R, and Sr has moved to the next epoch.
+        #expect(ilk_atomic_load_u32(lock._r, ILK_ORDER_RELAXED) == 1)
+        #expect(ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) == _RW.epochUnit)
+        // The reader wakes at its deadline, finds the grant, and returns true.
+        #expect(lockEventually(within: .seconds(10)) { readerDone.load() })
         if let held { _HeldSystemCall.answer(fd, held, returning: 0) }
         close(fd)
-
-        let allIn = lockEventually(within: .seconds(10)) { readersIn.load() == readerCount }
-        #expect(allIn, "readers left asleep: state \(String(state(), radix: 16)), \(readersIn.load()) of \(readerCount) got in")
-        if !allIn {
-            // Rescue them so that the threads can be joined: clear the bits and wake them.
-            _ = ilk_atomic_fetch_and_u32(lock._stateWord, ~(rw | ww), ILK_ORDER_RELAXED)
-            _Futex.wakeAll(lock._stateWord)
-        }
-        for reader in readers { reader.join() }
-        #expect(readersRefusedForAMinute.load() == 0)
         unlocker.join()
-        #expect(unlockerDone.load())
-        #expect(state() == 0)
-        #expect(lock.tryLockWrite())
-        lock.unlockWrite()
+        reader.join()
+        if let attempt = outcome.value {
+            #expect(attempt.acquired, "a granted reader reported a timeout and leaked its read lock")
+            #expect(attempt.returned >= attempt.deadline)
+        }
+        #expect(ilk_atomic_load_u32(lock._r, ILK_ORDER_RELAXED) == 0)
+        expectFreeForWriters(lock)
     }
     #endif
-
     @Test("withReadLock and withWriteLock return the body's value and unlock when it throws")
     func withForms() {
         let lock = ReadWriteLock()
@@ -328,7 +410,7 @@ struct ReadWriteLockTests {
             let lock = ReadWriteLock()
             lock.lockWrite()
             // Relaxed: single-threaded; stands for a reader between its increment and back-out.
-            _ = ilk_atomic_fetch_add_u32(lock._stateWord, 1, ILK_ORDER_RELAXED)
+            _ = ilk_atomic_fetch_add_u32(lock._r, 1, ILK_ORDER_RELAXED)
             lock.unlockRead()
         }
         expectLockTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is write-locked")
@@ -353,6 +435,28 @@ private func readersRefused(_ lock: ReadWriteLock) -> Bool {
         return false
     }
     return true
+}
+
+/// Checks that a writer can take `lock` at once, and releases it (a failure leaves it alone, so
+/// that a failing test does not also trap on an unlock).
+private func expectFreeForWriters(_ lock: ReadWriteLock, sourceLocation: SourceLocation = #_sourceLocation) {
+    let taken = lock.tryLockWrite()
+    #expect(taken, "the lock should be free", sourceLocation: sourceLocation)
+    if taken { lock.unlockWrite() }
+}
+
+/// The scheduler state letter of thread `tid` of this process ("R", "S", ...), from
+/// /proc/self/task/<tid>/stat; "?" when it cannot be read.
+private func threadState(_ tid: Int32) -> String {
+    guard tid > 0, let file = fopen("/proc/self/task/\(tid)/stat", "r") else { return "?" }
+    defer { fclose(file) }
+    var buffer = [CChar](repeating: 0, count: 512)
+    guard fgets(&buffer, Int32(buffer.count), file) != nil else { return "?" }
+    let line = String(cString: buffer)
+    // "tid (comm) S ...": the state follows the last ')' (comm may contain spaces or parens).
+    guard let close = line.lastIndex(of: ")") else { return "?" }
+    let rest = line[line.index(after: close)...].drop(while: { $0 == " " })
+    return rest.first.map(String.init) ?? "?"
 }
 
 #if os(Linux) && (arch(x86_64) || arch(arm64))
