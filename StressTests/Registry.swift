@@ -32,6 +32,7 @@ enum WorkloadRegistry {
         .spinLockMutualExclusion,
         .recursiveLockNesting,
         .readWriteLockNoTornReads,
+        .readWriteLockTimeouts,
         .conditionBoundedBuffer,
         .conditionLockTokenRing,
         // Distributed lock (issue 4)

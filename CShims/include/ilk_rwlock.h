@@ -17,19 +17,21 @@
 #include <stdint.h>
 
 typedef struct {
-    uint32_t writer;           /* W: 0 free, 1 claimed, 3 claimed and entered */
+    uint32_t writer;           /* W: 0 free, 1 claimed, 3 claimed and entered, 4 writer pending */
     uint32_t writer_sleepers;  /* Sw: writers registered to sleep */
     uint32_t writer_notify;    /* N: writers sleep on it */
     uint32_t reader_sequence;  /* RS: readers sleep on it */
     uint64_t reader_sleepers;  /* Sr: grant epoch << 32 | readers registered to sleep */
-    uint8_t pad0[192 - 24];
-    uint32_t readers;          /* R: readers inside (bits 0-30) | claimant asleep on R (bit 31) */
-    uint8_t pad1[128 - 4];
+    uint32_t symmetric;        /* set once at init: 1 when the lock uses symmetric fences */
+    uint8_t pad0[192 - 28];
+    uint64_t readers;          /* R: readers inside (bits 0-62) | claimant asleep on R (bit 63) */
+    uint8_t pad1[128 - 8];
 } ilk_rwlock_words;
 
 #define ILK_RWLOCK_READERS_OFFSET 192
 
 _Static_assert(offsetof(ilk_rwlock_words, reader_sleepers) == 16, "ReadWriteLock layout");
+_Static_assert(offsetof(ilk_rwlock_words, symmetric) == 24, "ReadWriteLock layout");
 _Static_assert(offsetof(ilk_rwlock_words, readers) == ILK_RWLOCK_READERS_OFFSET, "ReadWriteLock layout");
 
 #endif /* ILK_RWLOCK_H */

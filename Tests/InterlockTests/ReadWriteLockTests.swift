@@ -207,7 +207,7 @@ struct ReadWriteLockTests {
     func writerWordStates() {
         let lock = ReadWriteLock()
         let w = { ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED) }
-        let r = { ilk_atomic_load_u32(lock._r, ILK_ORDER_RELAXED) }
+        let r = { ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) }
         #expect(w() == 0)
         lock.lockWrite()
         #expect(w() == _RW.held)
@@ -223,10 +223,10 @@ struct ReadWriteLockTests {
         #expect(ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) == 0)
     }
 
-    /// The reader turn: readers asleep when a writer unlocks are granted the lock before a
-    /// writer that also sleeps, so that writers cannot starve them; the writer then waits for
-    /// exactly those readers to leave.
-    @Test("a writer's unlock grants the sleeping readers before the next writer gets in", arguments: [false, true])
+    /// The reader turn: readers that have waited past the starvation threshold are granted the
+    /// lock by the next unlock, before a writer that also sleeps, so that writers cannot starve
+    /// them; the writer then waits for exactly those readers to leave.
+    @Test("an unlock grants starving readers the lock before the next writer gets in", arguments: [false, true])
     func unlockGrantsSleepingReaders(symmetricFences: Bool) {
         let lock = ReadWriteLock(symmetricFences: symmetricFences)
         let sleepingReaders = { Int(ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask) }
@@ -246,6 +246,8 @@ struct ReadWriteLockTests {
             }
         }
         #expect(lockEventually { sleepingReaders() == readerCount })
+        // They wait 1 ms, then flag themselves starving.
+        #expect(lockEventually { ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.starving != 0 })
         let secondWriter = TestThread {
             lock.lockWrite()
             secondWriterIn.store(true)
@@ -262,16 +264,43 @@ struct ReadWriteLockTests {
         expectFreeForWriters(lock)
     }
 
-    /// A reader that waits only because a writer is registered to sleep (W itself free) sleeps
-    /// on RS. When that writer gives up, its nudge (an increment of RS, then a wake) must let
-    /// the reader in; without it the reader would sleep with nobody to wake it. The
-    /// registered writer is made by hand, standing for one between its wake-up and its claim.
-    @Test("a writer that gives up nudges readers that waited only because it was registered")
-    func writerLeavingNudgesReaders() {
-        let lock = ReadWriteLock()
+    /// Writer preference across a release: an unlock that sees a writer registered stores P
+    /// instead of 0, so that readers arriving before the woken writer claims the lock wait
+    /// behind it (with a plain 0 they would get in during the writer's wake-up).
+    @Test("an unlock with a writer asleep keeps new readers out until that writer has had the lock", arguments: [false, true])
+    func unlockWithSleepingWriterKeepsReadersOut(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
+        lock.lockWrite()
+        let secondWriterDone = AtomicBool(false)
+        let secondWriter = TestThread {
+            lock.lockWrite()
+            lock.unlockWrite()
+            secondWriterDone.store(true)
+        }
+        #expect(lockEventually { ilk_atomic_load_u32(lock._sw, ILK_ORDER_RELAXED) == 1 })
+        lock.unlockWrite()
+        // At once: the second writer needs a futex wake-up before it can claim W.
+        let refused = readersRefused(lock)
+        let wasDone = secondWriterDone.load()
+        #expect(refused || wasDone, "a reader got in ahead of the writer woken for the lock")
+        secondWriter.join()
+        #expect(ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED) == 0)
+        #expect(lock.tryLockRead())
+        lock.unlockRead()
+    }
+
+    /// A reader that waits only because W is pending (P: free, but a writer is registered)
+    /// sleeps on RS. When that writer gives up, it must clear P and nudge the reader (an
+    /// increment of RS, then a wake); without it the reader would sleep with nobody to wake it.
+    /// The registered writer and the P an unlock stored for it are made by hand, standing for a
+    /// writer between its wake-up and its claim.
+    @Test("the last registered writer to give up clears P and nudges the readers it kept out", arguments: [false, true])
+    func writerLeavingNudgesReaders(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
         let rs = { ilk_atomic_load_u32(lock._rs, ILK_ORDER_RELAXED) }
         // Relaxed: set up before the reader thread starts.
         _ = ilk_atomic_fetch_add_u32(lock._sw, 1, ILK_ORDER_RELAXED)
+        ilk_atomic_store_u32(lock._w, _RW.pending, ILK_ORDER_RELAXED)
         #expect(!lock.tryLockRead())
         let readerIn = AtomicBool(false)
         let reader = TestThread {
@@ -292,6 +321,7 @@ struct ReadWriteLockTests {
         }
         reader.join()
         #expect(rs() == before &+ 1)
+        #expect(ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED) == 0)
         expectFreeForWriters(lock)
     }
 
@@ -336,8 +366,10 @@ struct ReadWriteLockTests {
             readerDone.store(true)
             if attempt.acquired { lock.unlockRead() }
         }
-        // Registered, and asleep (in its futex wait: nothing else puts it to sleep there).
         #expect(lockEventually { ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask == 1 })
+        // Starving (after 1 ms), so that the unlock grants; then asleep again (in its futex
+        // wait: nothing else puts it to sleep there).
+        #expect(lockEventually { ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.starving != 0 })
         #expect(lockEventually { threadState(Int32(readerThread.load())) == "S" })
 
         let listener = AtomicInt(0)  // the unlocker's seccomp listener fd, or -errno
@@ -356,7 +388,7 @@ struct ReadWriteLockTests {
         let held = _HeldSystemCall.receive(fd, within: .seconds(10))
         #expect(held != nil, "the unlocker never reached its wake-up of the readers")
         // The grant is made: the reader is counted in R, and Sr has moved to the next epoch.
-        #expect(ilk_atomic_load_u32(lock._r, ILK_ORDER_RELAXED) == 1)
+        #expect(ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) == 1)
         #expect(ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) == _RW.epochUnit)
         // The reader wakes at its deadline, finds the grant, and returns true.
         #expect(lockEventually(within: .seconds(10)) { readerDone.load() })
@@ -368,7 +400,7 @@ struct ReadWriteLockTests {
             #expect(attempt.acquired, "a granted reader reported a timeout and leaked its read lock")
             #expect(attempt.returned >= attempt.deadline)
         }
-        #expect(ilk_atomic_load_u32(lock._r, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) == 0)
         expectFreeForWriters(lock)
     }
     #endif
@@ -410,7 +442,7 @@ struct ReadWriteLockTests {
             let lock = ReadWriteLock()
             lock.lockWrite()
             // Relaxed: single-threaded; stands for a reader between its increment and back-out.
-            _ = ilk_atomic_fetch_add_u32(lock._r, 1, ILK_ORDER_RELAXED)
+            _ = ilk_atomic_fetch_add_u64(lock._r, 1, ILK_ORDER_RELAXED)
             lock.unlockRead()
         }
         expectLockTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is write-locked")
