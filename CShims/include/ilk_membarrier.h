@@ -10,9 +10,12 @@
  *                            registered for it on the first call), 0 otherwise: not Linux, a
  *                            kernel before 4.14, or a sandbox that forbids the system call.
  *                            Thread-safe; the answer is computed once per process.
- *   ilk_membarrier_heavy()   issues the barrier; 0 on success, -errno on failure. In the child
- *                            of fork() the registration (kept per address space) is gone: an
- *                            EPERM is answered by registering again and retrying once.
+ *   ilk_membarrier_heavy()   issues the barrier; 0 on success, -errno on failure (ENOMEM is
+ *                            possible since Linux 5.10, EPERM under a seccomp filter installed
+ *                            after setup). The registration is kept per address space; Linux
+ *                            copies it to the child of fork() and resets it at exec. An EPERM
+ *                            is answered by registering again and retrying once, in case a
+ *                            kernel does not copy it.
  *
  * Callers that got 0 from ilk_membarrier_setup() must use a symmetric fence (a full fence on
  * the hot path) instead; they never call ilk_membarrier_heavy().

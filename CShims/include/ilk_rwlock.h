@@ -22,7 +22,8 @@ typedef struct {
     uint32_t writer_notify;    /* N: writers sleep on it */
     uint32_t reader_sequence;  /* RS: readers sleep on it */
     uint64_t reader_sleepers;  /* Sr: grant epoch << 32 | readers registered to sleep */
-    uint32_t symmetric;        /* set once at init: 1 when the lock uses symmetric fences */
+    uint32_t fence_mode;       /* 0 asymmetric; 1 symmetric (set at init); 3 degraded (a
+                                  sleeper's membarrier failed: symmetric, and sleepers poll) */
     uint8_t pad0[192 - 28];
     uint64_t readers;          /* R: readers inside (bits 0-62) | claimant asleep on R (bit 63) */
     uint8_t pad1[128 - 8];
@@ -31,7 +32,7 @@ typedef struct {
 #define ILK_RWLOCK_READERS_OFFSET 192
 
 _Static_assert(offsetof(ilk_rwlock_words, reader_sleepers) == 16, "ReadWriteLock layout");
-_Static_assert(offsetof(ilk_rwlock_words, symmetric) == 24, "ReadWriteLock layout");
+_Static_assert(offsetof(ilk_rwlock_words, fence_mode) == 24, "ReadWriteLock layout");
 _Static_assert(offsetof(ilk_rwlock_words, readers) == ILK_RWLOCK_READERS_OFFSET, "ReadWriteLock layout");
 
 #endif /* ILK_RWLOCK_H */

@@ -274,8 +274,9 @@ struct ReadWriteLockTests {
         let secondWriterDone = AtomicBool(false)
         let secondWriter = TestThread {
             lock.lockWrite()
-            lock.unlockWrite()
+            // Inside the section: a reader that gets in after it has read this writer's release.
             secondWriterDone.store(true)
+            lock.unlockWrite()
         }
         #expect(lockEventually { ilk_atomic_load_u32(lock._sw, ILK_ORDER_RELAXED) == 1 })
         lock.unlockWrite()
@@ -325,8 +326,77 @@ struct ReadWriteLockTests {
         expectFreeForWriters(lock)
     }
 
+    /// P without a registered writer (left by a writer that gave up while an unlock was storing
+    /// P, and not yet cleared) must not keep readers out: a reader that finds it clears it.
+    @Test("a stale P, with no writer registered, does not keep readers out")
+    func stalePendingDoesNotBlockReaders() {
+        let lock = ReadWriteLock()
+        ilk_atomic_store_u32(lock._w, _RW.pending, ILK_ORDER_RELAXED)
+        #expect(!lock.tryLockRead())
+        let readerIn = AtomicBool(false)
+        let reader = TestThread {
+            lock.lockRead()
+            readerIn.store(true)
+            lock.unlockRead()
+        }
+        let entered = lockEventually(within: .seconds(10)) { readerIn.load() }
+        #expect(entered, "a reader stayed out behind a P that no writer was registered for")
+        if !entered { lock._clearPending() }
+        reader.join()
+        #expect(ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED) == 0)
+        expectFreeForWriters(lock)
+    }
+
+    #if os(Linux) && (arch(x86_64) || arch(arm64))
+    /// A sleeper whose membarrier fails (here a seccomp filter on its thread answers EPERM; the
+    /// kernel can also answer ENOMEM) must not trap and must not hang: the lock degrades (full
+    /// fences in unlocks, sleepers polling every millisecond) and keeps working.
+    @Test("a lock whose sleeper cannot membarrier degrades and keeps working")
+    func failedMembarrierDegrades() throws {
+        let lock = ReadWriteLock()
+        guard !lock._symmetric else { return }  // no membarrier here at all
+        lock.lockWrite()
+        let filter = AtomicInt(0)  // 1 installed, or -errno
+        let readerIn = AtomicBool(false)
+        let reader = TestThread {
+            let r = _HeldSystemCall.failMembarrier()
+            filter.store(r == 0 ? 1 : -r)
+            if r != 0 { return }
+            lock.lockRead()  // sleeps behind the writer: its membarrier fails
+            readerIn.store(true)
+            lock.unlockRead()
+        }
+        #expect(lockEventually(within: .seconds(10)) { filter.load() != 0 })
+        guard filter.load() == 1 else {
+            lock.unlockWrite()
+            reader.join()
+            try Test.cancel("seccomp filters unavailable (errno \(-filter.load()))")
+        }
+        #expect(lockEventually(within: .seconds(10)) { lock._degraded })
+        lock.unlockWrite()
+        #expect(lockEventually(within: .seconds(10)) { readerIn.load() })
+        reader.join()
+        // Degraded, it still excludes and hands over under contention.
+        let words = LockGuarded([0, 0])
+        runConcurrently(threadCount: 3) { index in
+            for round in 0..<TestScale.count(2_000, small: 200) {
+                if index == 0 || round % 8 == 0 {
+                    lock.withWriteLock { words.value[0] += 1; words.value[1] += 1 }
+                } else {
+                    lock.withReadLock { #expect(words.value[0] == words.value[1]) }
+                }
+            }
+        }
+        #expect(words.value[0] == words.value[1])
+        expectFreeForWriters(lock)
+    }
+    #endif
+
     #if os(Linux)
-    @Test("a sleeper's membarrier works in the child of fork(), where the registration is gone")
+    /// The registration for expedited membarrier is kept per address space; Linux copies it
+    /// to the child of fork() (it is reset only by exec), and `ilk_membarrier_heavy` would
+    /// register again on EPERM if a kernel did not. Either way a sleeper's fence must work there.
+    @Test("a sleeper's membarrier works in the child of fork()")
     func membarrierAfterFork() {
         let lock = ReadWriteLock()
         guard !lock._symmetric else { return }  // no membarrier here: nothing to re-register
@@ -545,16 +615,44 @@ private enum _HeldSystemCall {
             instruction(ret, userNotif),
             instruction(ret, allow),
         ]
+        return install(program, flags: 8)  // SECCOMP_FILTER_FLAG_NEW_LISTENER
+    }
+
+    /// Installs `program` as a seccomp filter on the calling thread (setting no_new_privs for
+    /// it first). - Returns: what seccomp(SECCOMP_SET_MODE_FILTER) returned (a listener fd with
+    /// the NEW_LISTENER flag, else 0), or -errno.
+    static func install(_ program: [UInt64], flags: Int) -> Int {
         guard syscall(prctlNumber, 38 /* PR_SET_NO_NEW_PRIVS */, 1) == 0 else { return -Int(errno) }
         return program.withUnsafeBufferPointer { code in
             // struct sock_fprog: unsigned short len, then the pointer at offset 8.
             var fprog: (UInt64, UInt) = (UInt64(code.count), UInt(bitPattern: code.baseAddress))
-            let fd = withUnsafeMutablePointer(to: &fprog) {
-                // SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER
-                syscall(seccompNumber, 1, 8, Int(bitPattern: UInt(bitPattern: $0)))
+            let r = withUnsafeMutablePointer(to: &fprog) {
+                syscall(seccompNumber, 1 /* SECCOMP_SET_MODE_FILTER */, flags, Int(bitPattern: UInt(bitPattern: $0)))
             }
-            return fd >= 0 ? fd : -Int(errno)
+            return r >= 0 ? r : -Int(errno)
         }
+    }
+
+    #if arch(x86_64)
+    static let membarrierNumber: UInt32 = 324
+    #else
+    static let membarrierNumber: UInt32 = 283
+    #endif
+
+    /// Installs, on the calling thread only, a filter that makes membarrier(2) fail with EPERM.
+    /// - Returns: 0, or -errno.
+    static func failMembarrier() -> Int {
+        let load: UInt16 = 0x20, jumpIfEqual: UInt16 = 0x15, ret: UInt16 = 0x06
+        let errnoEPERM: UInt32 = 0x0005_0000 | 1, allow: UInt32 = 0x7FFF_0000  // SECCOMP_RET_ERRNO | EPERM
+        let program: [UInt64] = [
+            instruction(load, 4),
+            instruction(jumpIfEqual, auditArch, jf: 3),
+            instruction(load, 0),
+            instruction(jumpIfEqual, membarrierNumber, jf: 1),
+            instruction(ret, errnoEPERM),
+            instruction(ret, allow),
+        ]
+        return install(program, flags: 0)
     }
 
     /// Waits at most `limit` for a held call. - Returns: its notification id, or nil.

@@ -110,9 +110,9 @@
 //     both sides. D needs none: it is in R, and every change of R is a read-modify-write.
 //   - The unlock's loads of Sr and Sw are relaxed: they are ordered after its release store by
 //     the asymmetric fence (compiler barrier here, membarrier in the sleeper), or by the full
-//     fence in symmetric mode. ThreadSanitizer models neither, and needs neither: it explores
-//     sequentially consistent interleavings only, and every happens-before edge of the data
-//     goes through the acquire and release operations above.
+//     fence in symmetric mode. ThreadSanitizer models neither, and needs neither: it checks
+//     the happens-before edges of the data, which all go through the acquire and release
+//     operations above (a lost wake-up would show as a hang, which the stress watchdog catches).
 //   - Writer notification: release increment of N, acquire load (Rust's argument: a writer that
 //     reads the new count then sees W released). Reader sequence RS: the same, for readers (a
 //     reader that reads the new value sees the grant, the release or the clearing of P before it).
@@ -123,8 +123,9 @@ import CInterlock
 ///
 /// Writers are preferred: while a writer waits, readers arriving later wait behind it and
 /// ``tryLockRead()`` returns `false`, so a stream of readers cannot starve writers. Readers are
-/// not starved either: a writer releasing the lock while readers sleep hands it to them before
-/// the next writer gets in. Prefer ``withReadLock(_:)`` and ``withWriteLock(_:)``.
+/// not starved either: a writer releasing the lock wakes sleeping readers to compete for it,
+/// and once one of them has waited a millisecond, hands the lock to all of them before the next
+/// writer gets in. Prefer ``withReadLock(_:)`` and ``withWriteLock(_:)``.
 ///
 /// The uncontended write lock+unlock is one compare-and-swap and a plain store; the read
 /// lock+unlock two fetch-and-adds.
@@ -138,20 +139,41 @@ public final class ReadWriteLock: @unchecked Sendable {
 
     /// Creates an unlocked reader-writer lock.
     public init() {
-        _storage.symmetric = ilk_membarrier_setup() == 0 ? 1 : 0
+        _storage.fence_mode = ilk_membarrier_setup() == 0 ? _RW.symmetricMode : 0
     }
 
     /// Creates a lock in symmetric mode when `symmetricFences` is true (as on systems without
     /// membarrier), so that tests can run both modes on one machine.
     internal init(symmetricFences: Bool) {
-        _storage.symmetric = symmetricFences || ilk_membarrier_setup() == 0 ? 1 : 0
+        _storage.fence_mode = symmetricFences || ilk_membarrier_setup() == 0 ? _RW.symmetricMode : 0
     }
 
-    /// Symmetric mode: the write unlock issues a full fence, and sleepers no membarrier. Set in
-    /// `init`, before the lock can be shared, and never changed: a plain read, on W's line.
+    /// The fence mode word (`ilk_rwlock_words.fence_mode`), on W's line.
+    @inlinable @inline(__always)
+    internal var _fenceMode: UnsafeMutablePointer<UInt32> {
+        (_base + 24).assumingMemoryBound(to: UInt32.self)
+    }
+
+    /// Symmetric (or degraded) mode: the write unlock issues a full fence, and sleepers make no
+    /// membarrier call.
     @inlinable @inline(__always)
     internal var _symmetric: Bool {
-        (_base + 24).load(as: UInt32.self) != 0
+        // Relaxed: set at init, and changed at most once, to degraded, by a sleeper whose
+        // membarrier failed (`_degrade`, which covers the unlocks that read the old mode).
+        ilk_atomic_load_u32(_fenceMode, ILK_ORDER_RELAXED) != 0
+    }
+
+    /// Degraded mode: sleepers bound every futex wait by `degradedPollInterval`.
+    internal var _degraded: Bool {
+        // Relaxed: as `_symmetric`.
+        ilk_atomic_load_u32(_fenceMode, ILK_ORDER_RELAXED) == _RW.degradedMode
+    }
+
+    /// A deadline for one futex wait: `deadline`, cut to the poll interval in degraded mode.
+    internal func _waitLimit(_ deadline: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
+        guard _degraded else { return deadline }
+        let poll = ContinuousClock.now + _RW.degradedPollInterval
+        return deadline.map { Swift.min($0, poll) } ?? poll
     }
 
     @inlinable @inline(__always)
@@ -418,6 +440,16 @@ public final class ReadWriteLock: @unchecked Sendable {
         if readers { _wakeReaders() }
     }
 
+    /// Degraded mode only: an unlock that read the old mode may store P just after our look. Its
+    /// store leaves its store buffer within microseconds, so look again 100 us later and clear a P
+    /// that no writer is registered for (readers that slept before the lock degraded do not poll).
+    internal func _clearPendingLater() {
+        let until = ContinuousClock.now + .microseconds(100)
+        while ContinuousClock.now < until { ilk_thread_yield() }
+        // Seq_cst: after our decrement of Sw; a new registration makes P legitimate again.
+        if ilk_atomic_load_u32(_sw, ILK_ORDER_SEQ_CST) == 0 { _clearPending() }
+    }
+
     /// Clears P if W still holds it, then nudges the readers that it kept out.
     @usableFromInline
     internal func _clearPending() {
@@ -554,7 +586,13 @@ public final class ReadWriteLock: @unchecked Sendable {
                 return timedOut ? .timedOut : .retry
             }
             // Not yet starving: sleep no later than `starveAt`, then raise the flag.
-            let wakeAt = starving ? deadline : Swift.min(deadline ?? starveAt, starveAt)
+            if w == _RW.pending && ilk_atomic_load_u32(_sw, ILK_ORDER_SEQ_CST) == 0 {
+                // A stale P (its writers have left, and whoever clears it has not yet, or an
+                // unlock in degraded mode missed them): clear it ourselves and look again.
+                _clearPending()
+                continue
+            }
+            let wakeAt = _waitLimit(starving ? deadline : Swift.min(deadline ?? starveAt, starveAt))
             let result = wakeAt.map { _Futex.wait(_rs, expected: sequence, until: $0) }
                 ?? _Futex.wait(_rs, expected: sequence)
             if result == .timedOut {
@@ -610,15 +648,20 @@ public final class ReadWriteLock: @unchecked Sendable {
     }
 
     /// The heavy half of the asymmetric fence, between a sleeper's registration and its last
-    /// look at W (nothing in symmetric mode, where the unlock fences fully).
+    /// look at W (nothing in symmetric mode, where the unlock fences fully). If membarrier fails
+    /// (ENOMEM since Linux 5.10, or a seccomp filter installed after setup), the lock degrades
+    /// instead of trapping: from then on its unlocks fence fully, and its sleepers poll.
     internal func _sleeperFence() {
         if _symmetric { return }
-        let r = ilk_membarrier_heavy()
-        if r != 0 {
-            // Registered at init, re-registered after fork: a failure now would let a wake-up be
-            // lost, so stop rather than risk a hang.
-            fatalError("ReadWriteLock: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed (errno \(-r)) after it was usable")
-        }
+        if ilk_membarrier_heavy() != 0 { _degrade() }
+    }
+
+    /// Switches to degraded mode. An unlock that read the old mode may still miss a sleeper, so
+    /// sleepers in degraded mode bound each futex wait by `degradedPollInterval` and look again:
+    /// a wake-up an unlock misses costs at most that long, never a hang.
+    internal func _degrade() {
+        // Seq_cst: a full barrier of our own (the exchange) before our look at W.
+        _ = ilk_atomic_exchange_u32(_fenceMode, _RW.degradedMode, ILK_ORDER_SEQ_CST)
     }
 
     @usableFromInline @inline(never)
@@ -652,8 +695,8 @@ public final class ReadWriteLock: @unchecked Sendable {
             let sequence = ilk_atomic_load_u32(_n, ILK_ORDER_ACQUIRE)
             // Seq_cst: the sleeper's look at W, after its registration and membarrier.
             if ilk_atomic_load_u32(_w, ILK_ORDER_SEQ_CST) & _RW.claimed == 0 { continue }
-            if let deadline {
-                _ = _Futex.wait(_n, expected: sequence, until: deadline)
+            if let limit = _waitLimit(deadline) {
+                _ = _Futex.wait(_n, expected: sequence, until: limit)
             } else {
                 _ = _Futex.wait(_n, expected: sequence)
             }
@@ -669,9 +712,11 @@ public final class ReadWriteLock: @unchecked Sendable {
         let old = ilk_atomic_fetch_sub_u32(_sw, 1, ILK_ORDER_SEQ_CST)
         if old == 1 {
             // The last to leave clears P (readers waited only because of it), after the heavy
-            // fence: an unlock storing P either sees our decrement or we see its P.
+            // fence: an unlock storing P either sees our decrement or we see its P. (In degraded
+            // mode the sleeping readers clear a P left stale by a missed decrement themselves.)
             _sleeperFence()
             _clearPending()
+            if _degraded { _clearPendingLater() }
         } else {
             _wakeWriter()
         }
@@ -732,6 +777,11 @@ internal enum _RW {
     @usableFromInline static var writerCountMask: UInt32 { 0xFFFF_FFFF }
     /// Sr: the count of readers registered to sleep.
     @usableFromInline static var sleeperCountMask: UInt64 { 0x7FFF_FFFF }
+    /// The fence modes (`ilk_rwlock_words.fence_mode`): symmetric from init, or degraded.
+    @usableFromInline static var symmetricMode: UInt32 { 1 }
+    @usableFromInline static var degradedMode: UInt32 { 3 }
+    /// Degraded mode: the longest futex wait before a sleeper looks again.
+    static var degradedPollInterval: Duration { .milliseconds(1) }
     /// Sr: a registered reader has waited `starvationThreshold`: the next unlock grants.
     @usableFromInline static var starving: UInt64 { 1 << 31 }
     /// Sr: the registrations (count and flag), cleared by a grant.
