@@ -3,11 +3,31 @@
 // producers + 2 consumers, use from a task group, bounded memory over many cycles. Sizes
 // shrink under ThreadSanitizer (TestScale).
 
+import CInterlock
 @testable import Interlock
 import Testing
 
 @Suite("LockFreeQueue")
 struct LockFreeQueueTests {
+    /// I6: a slot claimed by an enqueuer that has not filled it yet is no element: that
+    /// enqueue has not linearized, and a dequeuer may poison the slot so that the element lands
+    /// behind later ones. isEmpty used to answer false on the claim alone; the linearizability
+    /// test caught it under ThreadSanitizer. The stalled enqueuer is made by hand.
+    @Test("isEmpty does not count a slot claimed by an enqueuer that has not filled it")
+    func isEmptyIgnoresAnUnfilledClaim() {
+        let queue = LockFreeQueue<Int>()
+        let head = LockFreeQueue<Int>._Segment(ilk_atomic_load_ptr(queue._words.first, ILK_ORDER_ACQUIRE)!)
+        // Seq_cst: as an enqueuer's claim of slot 0; it never fills it.
+        _ = ilk_atomic_fetch_add_u64(head.enqueueIndex, 1, ILK_ORDER_SEQ_CST)
+        #expect(queue.isEmpty)
+        queue.enqueue(7)  // slot 1
+        #expect(!queue.isEmpty)
+        // The dequeuer finds slot 0 unfilled, waits a moment, poisons it, and takes slot 1.
+        #expect(queue.dequeue() == 7)
+        #expect(queue.isEmpty)
+        #expect(queue.dequeue() == nil)
+    }
+
     @Test("the slot index remap is a permutation that puts consecutive indices on different lines")
     func indexRemap() {
         func check<Element>(_: Element.Type, sourceLocation: SourceLocation = #_sourceLocation) {

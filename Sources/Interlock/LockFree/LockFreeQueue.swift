@@ -72,6 +72,19 @@
 //       indices only grow and next only goes from nil to non-nil, so the condition held at the
 //       instant of the first read.
 //
+//   I6. isEmpty. A slot in [dequeueIndex, enqueueIndex) may be claimed by an enqueuer that has
+//       not filled it yet; that enqueue has not linearized, and a dequeuer may poison the slot
+//       so that the element lands later, behind others. So the index rule of I5 cannot answer
+//       `false` (the linearizability test caught it under ThreadSanitizer: isEmpty false while
+//       the only insert in flight later came out after elements inserted after the isEmpty).
+//       isEmpty answers `false` only on a FULL slot not yet claimed by a dequeuer (an element
+//       at the instant of that load), and `true` only when no unclaimed slot of any segment was
+//       FULL and the dequeue index of the first segment that dequeuers had not exhausted did not
+//       move during the scan: then no dequeuer claimed a slot meanwhile, every slot read EMPTY
+//       (states only go EMPTY -> FULL -> TAKEN) was EMPTY when that index was first read, and
+//       no later segment could be dequeued from (head cannot pass a segment whose dequeue
+//       index is below slotCount): the queue was empty at that first read.
+//
 // Memory orderings.
 //   - Slot state: the enqueuer's CAS EMPTY->FULL is `release` (publishes the element it just
 //     stored); the dequeuer's exchange is `acquire` (pairs with it before moving the element
@@ -319,11 +332,59 @@ public final class LockFreeQueue<Element> {
 
     /// Whether the queue was empty at the instant of the call: a snapshot, which other threads
     /// may change before the caller looks at it.
+    ///
+    /// Linearizable (the argument is I5 and I6 in the file comment): `false` only when an element
+    /// was in the queue at some instant of the call, `true` only when none was.
     @inlinable
     public var isEmpty: Bool {
-        let slotCount = UInt64(_Segment.slotCount)
         ilk_rcu_read_lock()
         defer { ilk_rcu_read_unlock() }
+        for _ in 0..<_isEmptyAttempts {
+            if let answer = _isEmptyOnce() { return answer }
+            ilk_spin_pause()
+        }
+        // Dequeuers kept claiming slots whose enqueuers had not filled them yet (a queue that is
+        // empty in all but reserved slots, under churn): answer by the index rule alone, which
+        // can count an enqueue in progress as an element.
+        return _isEmptyByIndices()
+    }
+
+    /// One attempt (I6): `false` if an unclaimed slot is FULL; `true` if no unclaimed slot is
+    /// FULL and the first segment not exhausted by dequeuers kept its dequeue index throughout
+    /// (nil when it did not: try again).
+    @usableFromInline
+    internal func _isEmptyOnce() -> Bool? {
+        let slotCount = UInt64(_Segment.slotCount)
+        var segment = _Segment(ilk_atomic_load_ptr(_words.first, ILK_ORDER_ACQUIRE)!)
+        var first: (segment: _Segment, dequeued: UInt64)? = nil
+        while true {
+            let dequeued = ilk_atomic_load_u64(segment.dequeueIndex, ILK_ORDER_SEQ_CST)
+            let enqueued = ilk_atomic_load_u64(segment.enqueueIndex, ILK_ORDER_SEQ_CST)
+            if dequeued < slotCount {
+                if first == nil { first = (segment, dequeued) }
+                var index = dequeued
+                while index < Swift.min(enqueued, slotCount) {
+                    // Relaxed: FULL means its enqueue has linearized and no dequeuer has taken
+                    // it yet: an element at this instant. No element is read.
+                    if ilk_atomic_load_u64(segment.state(Int(index)), ILK_ORDER_RELAXED) == _Segment.full {
+                        return false
+                    }
+                    index &+= 1
+                }
+            }
+            guard let next = ilk_atomic_load_ptr(segment.next, ILK_ORDER_ACQUIRE) else { break }
+            segment = _Segment(next)
+        }
+        guard let first else { return true }
+        // Seq_cst: as the first read of it.
+        return ilk_atomic_load_u64(first.segment.dequeueIndex, ILK_ORDER_SEQ_CST) == first.dequeued ? true : nil
+    }
+
+    /// I5 alone: true when the head segment's dequeue index has reached its enqueue index and no
+    /// segment follows (sound); false otherwise (including slots claimed but not yet filled).
+    @usableFromInline
+    internal func _isEmptyByIndices() -> Bool {
+        let slotCount = UInt64(_Segment.slotCount)
         var segment = _Segment(ilk_atomic_load_ptr(_words.first, ILK_ORDER_ACQUIRE)!)
         while true {
             let dequeued = ilk_atomic_load_u64(segment.dequeueIndex, ILK_ORDER_SEQ_CST)
@@ -340,6 +401,9 @@ public final class LockFreeQueue<Element> {
         }
     }
 }
+
+/// Attempts of `isEmpty`'s exact test before it falls back to the index rule.
+@usableFromInline internal let _isEmptyAttempts = 64
 
 extension LockFreeQueue: @unchecked Sendable where Element: Sendable {}
 
