@@ -428,7 +428,7 @@ struct ReadWriteLockTests {
         let readerThread = AtomicInt(0)
         let outcome = LockGuarded<TimedAttempt?>(nil)
         let readerDone = AtomicBool(false)
-        let timeout: Duration = .milliseconds(300)
+        let timeout: Duration = .seconds(1)  // long enough for the set-up below, even under TSan
         let reader = TestThread {
             readerThread.store(Int(ilk_current_thread_id()))
             let attempt = timedAttempt(after: timeout) { lock.lockRead(before: $0) }
