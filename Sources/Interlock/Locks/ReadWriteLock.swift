@@ -6,8 +6,8 @@
 // plus what a lock that sleeps needs: counts of sleepers, a grant epoch for readers and a
 // notification counter for writers. R sits in its own 128-byte block, away from the others
 // (`ilk_rwlock_words`, CShims/include/ilk_rwlock.h): every reader writes R, while the words that
-// readers only read (W, Sw) change only when writers come, so a reader's look at them stays a
-// hit in its own cache.
+// readers only read (W) change only when writers come, so a reader's look at it stays a hit in
+// its own cache.
 //
 //   W   (UInt32)  writer word: 0 free; 1 = C "claimed" (a writer owns W: it holds the lock, or
 //                 waits for the readers inside to leave); 3 = C|E, E "entered" (the claimant
@@ -64,6 +64,10 @@
 // registration, or the sleeper's look at W sees the release. Where membarrier is unusable
 // (`ilk_membarrier_setup` says so: old kernels, sandboxes, other systems) the lock is built in
 // symmetric mode: the unlock issues a full fence instead, and sleepers skip the system call.
+// If membarrier fails later (ENOMEM since Linux 5.10, or a seccomp filter installed after
+// setup), the lock DEGRADES rather than trapping (`_degrade`): it switches to full fences, and
+// its sleepers bound every futex wait to 1 ms and look again, so that a wake-up missed by an
+// unlock that read the old mode costs at most that; readers also clear a stale P themselves.
 //
 // Readers are not starved. Normally an unlock only wakes the registered readers (RS) to compete
 // with whoever else comes (barging keeps the lock busy: nothing waits for a sleeping thread to
