@@ -207,20 +207,25 @@ struct ReadWriteLockTests {
     func writerWordStates() {
         let lock = ReadWriteLock()
         let w = { ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED) }
+        let e = { ilk_atomic_load_u32(lock._entered, ILK_ORDER_RELAXED) }
         let r = { ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) }
-        #expect(w() == 0)
+        #expect(w() == 0 && e() == 0)
         lock.lockWrite()
-        #expect(w() == _RW.held)
+        #expect(w() == _RW.claimed && e() == 1)
         lock.unlockWrite()
-        #expect(w() == 0)
+        #expect(w() == 0 && e() == 0)
+        #expect(lock.tryLockWrite())
+        #expect(w() == _RW.claimed && e() == 1)
+        lock.unlockWrite()
         lock.lockRead()
-        #expect(r() == 1 && w() == 0)
+        #expect(r() == 1 && w() == 0 && e() == 0)
         lock.unlockRead()
         expectFreeForWriters(lock)
-        #expect(w() == 0 && r() == 0)
+        #expect(w() == 0 && r() == 0 && e() == 0)
         #expect(ilk_atomic_load_u32(lock._rs, ILK_ORDER_RELAXED) == 0)
         #expect(ilk_atomic_load_u32(lock._sw, ILK_ORDER_RELAXED) == 0)
         #expect(ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u32(lock._attention, ILK_ORDER_RELAXED) & ~_RW.attentionFences == 0)
     }
 
     /// The reader turn: readers that have waited past the starvation threshold are granted the

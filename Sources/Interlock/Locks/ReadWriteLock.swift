@@ -1,5 +1,5 @@
 // ReadWriteLock: many readers or one writer, on futexes; writers preferred, readers not starved;
-// the uncontended write lock is one compare-and-swap and its unlock a plain store.
+// the uncontended write lock is one exchange and its unlock a plain store.
 //
 // Layout: separate words on one allocation, after Concurrency Kit's rwlock (a writer word and a
 // reader count, each side announcing itself on its own word and then looking at the other's),
@@ -10,13 +10,13 @@
 // its own cache.
 //
 //   W   (UInt32)  writer word: 0 free; 1 = C "claimed" (a writer owns W: it holds the lock, or
-//                 waits for the readers inside to leave); 3 = C|E, E "entered" (the claimant
-//                 holds the lock: no reader is inside); 4 = P "pending" (free, but writers are
-//                 registered to sleep: new readers wait, a writer may claim). Only constants, so that the claim is a
-//                 CAS from a known 0 with no load before it: measured on the development
-//                 machine, a CAS whose expected value is loaded from a word the last unlock has
-//                 just stored (a generation counter, in a first version) costs 3.5-4.8 ns per
-//                 lock+unlock against 2.2-2.4 for a CAS from a constant.
+//                 waits for the readers inside to leave); 4 = P "pending" (free, but writers are
+//                 registered to sleep: new readers wait, a writer may claim). Only constants: a
+//                 CAS whose expected value is loaded from a word the last unlock has just stored
+//                 (a generation counter, in a first version) cost 3.5-4.8 ns per lock+unlock
+//                 against 2.2-2.4 from a constant.
+//   E   (UInt32)  1 while the claimant holds the lock ("entered": no reader inside), else 0.
+//                 Written only by the claimant; read by the misuse checks of both unlocks.
 //   R   (UInt64)  bits 0-62: readers inside, plus the optimistic increments of readers about to
 //                 back out; bit 63 D: the claimant sleeps on R, waiting for them to leave (in
 //                 R itself, so that the reader whose decrement replaces D|1 knows it is the
@@ -29,32 +29,46 @@
 //   N   (UInt32)  writer notification counter: writers sleep on it (Rust's futex rwlock).
 //   Sr  (UInt64)  high half: grant epoch; bit 31 STARVING (a registered reader has waited 1 ms);
 //                 bits 0-30: readers registered to sleep.
+//   A   (UInt32)  attention: bits 0-30 count the threads inside a sleeper's protocol (counted
+//                 before they register in Sr or Sw, uncounted after they have left it); bit 31
+//                 is set while the fence mode is not asymmetric. The write unlock looks at A
+//                 alone (once before its release store, once after) and at Sr and Sw only when
+//                 A is not 0.
 //   RS  (UInt32)  reader sequence: readers sleep on it; every event that may let a sleeping
 //                 reader in (a grant, a release that found readers registered late, a nudge)
 //                 increments it (release) before waking them, so a reader that read it before
 //                 the event cannot sleep through it (futex on a sequence).
 //
-//   W        R      meaning
-//   -------  -----  ------------------------------------------------------------------------
-//   0        0      free
-//   4 (P)    k      free for writers; readers wait (writers registered, one of them woken)
-//   0        k > 0  read-locked by k readers (some of them maybe backing out)
-//   1 (C)    k > 0  a writer has claimed W and waits for k readers to leave; new readers back out
-//   1 (C)    0      a writer has claimed W and is about to enter, or to give up (momentary)
-//   3 (C|E)  0      write-locked
-//   3 (C|E)  k > 0  write-locked, with k optimistic reader increments in flight (momentary)
+//   W      E  R      meaning
+//   -----  -  -----  ------------------------------------------------------------------------
+//   0      0  0      free
+//   4 (P)  0  k      free for writers; readers wait (writers registered, one of them woken)
+//   0      0  k > 0  read-locked by k readers (some of them maybe backing out)
+//   1 (C)  0  k > 0  a writer has claimed W and waits for k readers to leave; new readers back out
+//   1 (C)  0  0      a writer has claimed W and is about to enter, or to give up (momentary)
+//   1 (C)  1  0      write-locked
+//   1 (C)  1  k > 0  write-locked, with k optimistic reader increments in flight (momentary)
 //
 // Readers: a reader announces itself (R += 1), then looks at W; it stays when W is 0, and
 // otherwise takes its increment back and waits: the same two instructions as Concurrency Kit's
-// reader. Writers: a writer claims W (CAS 0 -> C, or P -> C), then looks at R; it enters when R is 0 (W = C|E)
-// and otherwise waits for R to reach 0 (D on, futex on R). The reader's announcement and the
+// reader. Writers: a writer claims W (C from 0 or from P), then looks at R; it enters when R is 0
+// (E = 1) and otherwise waits for R to reach 0 (D on, futex on R).
+//
+// The claim: the fast path EXCHANGES W with C, which claims from 0 or P and changes nothing when
+// W is C already (the lock held or claimed by another writer; the newcomer then takes the slow
+// path). A CAS would do the same, but measured on the development machine (AMD EPYC, 2 vCPUs)
+// the write lock+unlock with a CAS claim swung between 2.2 and 3.1-3.9 ns in episodes of seconds
+// (the host's load on the core's other hardware thread, presumably), while Concurrency Kit's
+// exchange-based claim stayed at 2.2-2.4; with the exchange, and with the unlock's looks cut from
+// five loads to two (A, below), ours measures 2.1-2.3 in both. The reader's announcement and the
 // writer's claim are seq_cst read-modify-writes followed by seq_cst loads of the other side's
 // word (a Dekker pair): at least one side sees the other, so a reader and a writer are never
 // inside together.
 //
-// Release: the write unlock stores W = 0 with release, a plain store (the previous design, one
-// state word, needed a read-modify-write there); then it looks at Sr and Sw and wakes whoever
-// registered. The value stored is P instead of 0 when the look before the store saw writers
+// Release: the write unlock clears E, stores W = 0 with release, a plain store (the previous
+// design, one state word, needed a read-modify-write there); then it looks at A, and at Sr and Sw
+// when A is not 0, and wakes whoever registered. Before the store it looks at A too: 0 means no
+// writer to store P for, no starving reader to grant, and asymmetric fences. The value stored is P instead of 0 when the look before the store saw writers
 // registered, so that readers keep waiting for the writer the unlock wakes. A store followed by a load needs a store-load fence to be sure of
 // seeing a sleeper that registered meanwhile; that fence is made ASYMMETRIC: the unlock has a
 // compiler barrier only, and every sleeper, after registering (a seq_cst read-modify-write) and
@@ -64,6 +78,9 @@
 // registration, or the sleeper's look at W sees the release. Where membarrier is unusable
 // (`ilk_membarrier_setup` says so: old kernels, sandboxes, other systems) the lock is built in
 // symmetric mode: the unlock issues a full fence instead, and sleepers skip the system call.
+// A sleeper counts itself in A before it registers in Sr or Sw, so the same argument covers the
+// unlock's look at A: an unlock that sees A = 0 after its store is one whose release the
+// sleeper's look at W will see.
 // If membarrier fails later (ENOMEM since Linux 5.10, or a seccomp filter installed after
 // setup), the lock DEGRADES rather than trapping (`_degrade`): it switches to full fences, and
 // its sleepers bound every futex wait to 1 ms and look again, so that a wake-up missed by an
@@ -95,7 +112,9 @@
 // the unlock's second look, and readers arriving in between may get in before it.
 //
 // Invariants:
-//   - E set implies R counts no reader inside (only increments about to be taken back).
+//   - E set implies W = C and R counts no reader inside (only increments about to be taken back).
+//   - A's count is at least the number of threads registered in Sr or Sw; bit 31 is set whenever
+//     the fence mode is not asymmetric.
 //   - P set implies a writer is registered, or the thread that will clear it is on its way
 //     (the last leaver, or the unlock that stored it).
 //   - Every sleeper is registered (Sr or Sw, or D in R for the claimant) before its last look and
@@ -112,7 +131,9 @@
 //     granting CAS (seq_cst, so release), made after the writer's section.
 //   - The Dekker pair (reader R += 1, then load W; claimant CAS W, then load R) is seq_cst on
 //     both sides. D needs none: it is in R, and every change of R is a read-modify-write.
-//   - The unlock's loads of Sr and Sw are relaxed: they are ordered after its release store by
+//   - E is relaxed: only the claimant writes it, before W's release store; the next claimant's
+//     acquire of W orders its own store of E after ours.
+//   - The unlock's loads of A, Sr and Sw are relaxed: they are ordered after its release store by
 //     the asymmetric fence (compiler barrier here, membarrier in the sleeper), or by the full
 //     fence in symmetric mode. ThreadSanitizer models neither, and needs neither: it checks
 //     the happens-before edges of the data, which all go through the acquire and release
@@ -131,8 +152,8 @@ import CInterlock
 /// and once one of them has waited a millisecond, hands the lock to all of them before the next
 /// writer gets in. Prefer ``withReadLock(_:)`` and ``withWriteLock(_:)``.
 ///
-/// The uncontended write lock+unlock is one compare-and-swap and a plain store; the read
-/// lock+unlock two fetch-and-adds.
+/// The uncontended write lock+unlock is one exchange and a plain store; the read lock+unlock
+/// two fetch-and-adds.
 ///
 /// - Warning: Neither lock is recursive: a thread that holds the read lock and asks for it again
 ///   while a writer waits deadlocks. Unlocking a lock not held in that mode traps.
@@ -144,12 +165,26 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// Creates an unlocked reader-writer lock.
     public init() {
         _storage.fence_mode = ilk_membarrier_setup() == 0 ? _RW.symmetricMode : 0
+        _storage.attention = _storage.fence_mode == 0 ? 0 : _RW.attentionFences
     }
 
     /// Creates a lock in symmetric mode when `symmetricFences` is true (as on systems without
     /// membarrier), so that tests can run both modes on one machine.
     internal init(symmetricFences: Bool) {
         _storage.fence_mode = symmetricFences || ilk_membarrier_setup() == 0 ? _RW.symmetricMode : 0
+        _storage.attention = _storage.fence_mode == 0 ? 0 : _RW.attentionFences
+    }
+
+    /// The attention word A (`ilk_rwlock_words.attention`), on W's line.
+    @inlinable @inline(__always)
+    internal var _attention: UnsafeMutablePointer<UInt32> {
+        (_base + 28).assumingMemoryBound(to: UInt32.self)
+    }
+
+    /// The entered word E (`ilk_rwlock_words.entered`), on W's line.
+    @inlinable @inline(__always)
+    internal var _entered: UnsafeMutablePointer<UInt32> {
+        (_base + 32).assumingMemoryBound(to: UInt32.self)
     }
 
     /// The fence mode word (`ilk_rwlock_words.fence_mode`), on W's line.
@@ -248,10 +283,10 @@ public final class ReadWriteLock: @unchecked Sendable {
     public func unlockRead() {
         // Relaxed: a misuse check only. Looked at BEFORE our decrement: while we hold a read
         // lock no writer can enter, so E seen now means we hold none.
-        let w = ilk_atomic_load_u32(_w, ILK_ORDER_RELAXED)
+        let e = ilk_atomic_load_u32(_entered, ILK_ORDER_RELAXED)
         // Release: pairs with the claimant's acquire of R (one release sequence of RMWs).
         let old = ilk_atomic_fetch_sub_u64(_r, 1, ILK_ORDER_RELEASE)
-        if _slowPath(old & _RW.readerCountMask == 0 || w & _RW.entered != 0) { _RW.misuse(self, "unlockRead()") }
+        if _slowPath(old & _RW.readerCountMask == 0 || e != 0) { _RW.misuse(self, "unlockRead()") }
         // The last reader out, with the claimant asleep waiting for it: wake it.
         if _slowPath(old == _RW.drainWaiting | 1) { _wakeClaimant() }
     }
@@ -303,12 +338,13 @@ public final class ReadWriteLock: @unchecked Sendable {
     @inlinable @inline(__always)
     public func lockWrite() {
         // Seq_cst: acquire (pairs with the release store of the last write unlock) and the
-        // claimant's half of the Dekker pair with readers.
-        if _fastPath(ilk_atomic_cas_value_u32(_w, 0, _RW.claimed, ILK_ORDER_SEQ_CST, ILK_ORDER_RELAXED) == 0) {
+        // claimant's half of the Dekker pair with readers. An exchange, not a CAS: storing C
+        // over C changes nothing, and from 0 or P it claims (file comment, "The claim").
+        if _fastPath(ilk_atomic_exchange_u32(_w, _RW.claimed, ILK_ORDER_SEQ_CST) & _RW.claimed == 0) {
             // Seq_cst: as in `_enter`.
             if _fastPath(ilk_atomic_load_u64(_r, ILK_ORDER_SEQ_CST) == 0) {
                 // Relaxed: as in `_enter`.
-                ilk_atomic_store_u32(_w, _RW.held, ILK_ORDER_RELAXED)
+                ilk_atomic_store_u32(_entered, 1, ILK_ORDER_RELAXED)
                 return
             }
             _drainUntimed()
@@ -335,11 +371,11 @@ public final class ReadWriteLock: @unchecked Sendable {
         }
         // Seq_cst: the claimant's load of R (see `_enter`).
         if ilk_atomic_load_u64(_r, ILK_ORDER_SEQ_CST) == 0 {
-            // Relaxed: only the claimant writes W now; E is read by misuse checks.
-            ilk_atomic_store_u32(_w, _RW.held, ILK_ORDER_RELAXED)
+            // Relaxed: only the claimant writes E; it is read by misuse checks.
+            ilk_atomic_store_u32(_entered, 1, ILK_ORDER_RELAXED)
             return true
         }
-        _release(entered: false)
+        _release()
         return false
     }
 
@@ -358,9 +394,11 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// - Warning: Traps when the lock is not held for writing.
     @inlinable @inline(__always)
     public func unlockWrite() {
-        // Relaxed: while claimed, W changes only by its claimant.
-        if _slowPath(ilk_atomic_load_u32(_w, ILK_ORDER_RELAXED) != _RW.held) { _RW.misuse(self, "unlockWrite()") }
-        _release(entered: true)
+        // Relaxed: E changes only by the claimant (the holder reads its own store).
+        if _slowPath(ilk_atomic_load_u32(_entered, ILK_ORDER_RELAXED) == 0) { _RW.misuse(self, "unlockWrite()") }
+        // Relaxed: published with W's release store, before which the next claimant sets it.
+        ilk_atomic_store_u32(_entered, 0, ILK_ORDER_RELAXED)
+        _release()
     }
 
     /// Runs `body` holding the lock for writing; releases it when `body` returns or throws.
@@ -378,8 +416,8 @@ public final class ReadWriteLock: @unchecked Sendable {
         // Seq_cst: the claimant's half of the Dekker pair with readers (after the CAS of W);
         // acquire: reading 0 pairs with the release fetch-subs of the readers that left.
         if _fastPath(ilk_atomic_load_u64(_r, ILK_ORDER_SEQ_CST) == 0) {
-            // Relaxed: only the claimant writes W now; E is read by misuse checks.
-            ilk_atomic_store_u32(_w, _RW.held, ILK_ORDER_RELAXED)
+            // Relaxed: only the claimant writes E; it is read by misuse checks.
+            ilk_atomic_store_u32(_entered, 1, ILK_ORDER_RELAXED)
             return true
         }
         return _drain(deadline: deadline)
@@ -388,14 +426,32 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// Releases W as claimant (`entered`: E is set): grants the registered readers first when
     /// there are any, then stores 0, then wakes who registered.
     @inlinable @inline(__always)
-    internal func _release(entered: Bool) {
+    internal func _release() {
+        // Relaxed: a look for sleepers (and for a mode other than asymmetric); one that starts
+        // its protocol after this look is seen by the look after the release.
+        if _slowPath(ilk_atomic_load_u32(_attention, ILK_ORDER_RELAXED) != 0) {
+            _releaseAttending()
+            return
+        }
+        // Release: pairs with the acquire of W by the next readers and claimant.
+        ilk_atomic_store_u32(_w, 0, ILK_ORDER_RELEASE)
+        // The light half of the asymmetric store-load fence (A was 0 above: asymmetric mode).
+        ilk_compiler_barrier()
+        // Relaxed: ordered after the release store by the asymmetric fence (file comment).
+        if _slowPath(ilk_atomic_load_u32(_attention, ILK_ORDER_RELAXED) != 0) { _wakeAfterRelease(stored: 0) }
+    }
+
+    /// `_release` when A showed a sleeper or a mode other than asymmetric: decides between 0
+    /// and P and whether to grant from the sleepers' own words.
+    @usableFromInline @inline(never)
+    internal func _releaseAttending() {
         // Relaxed: a look for readers to grant and writers to keep readers out for; a sleeper
         // that registers after it is seen by the look after the release (readers are then woken
         // to retry rather than granted; a writer is woken, with no P).
         let starvingReaders = ilk_atomic_load_u64(_sr, ILK_ORDER_RELAXED) & _RW.starving
         let released = ilk_atomic_load_u32(_sw, ILK_ORDER_RELAXED) == 0 ? 0 : _RW.pending
-        if _slowPath(starvingReaders != 0) {
-            _releaseGranting(entered: entered, storing: released)
+        if starvingReaders != 0 {
+            _releaseGranting(storing: released)
             return
         }
         // Release: pairs with the acquire of W by the next readers and claimant.
@@ -405,15 +461,30 @@ public final class ReadWriteLock: @unchecked Sendable {
 
     /// After a release store of W: the store-load fence (the light half of the asymmetric pair,
     /// or a full fence in symmetric mode), then wakes the registered sleepers.
-    @inlinable @inline(__always)
+    @usableFromInline
     internal func _wakeAfterRelease(stored: UInt32) {
-        if _slowPath(_symmetric) { ilk_fence_full() } else { ilk_compiler_barrier() }
+        if _symmetric { ilk_fence_full() } else { ilk_compiler_barrier() }
         // Relaxed: ordered after the release store by the fence above (file comment).
         let sr = ilk_atomic_load_u64(_sr, ILK_ORDER_RELAXED)
         let sw = ilk_atomic_load_u32(_sw, ILK_ORDER_RELAXED)
-        if _slowPath(sr & _RW.sleeperCountMask != 0 || sw | stored != 0) {
+        if sr & _RW.sleeperCountMask != 0 || sw | stored != 0 {
             _wakeSleepers(readers: sr & _RW.sleeperCountMask != 0, writers: sw != 0, storedPending: stored != 0)
         }
+    }
+
+    /// A thread starts a sleeper's protocol: counted in A before it registers in Sr or Sw, so
+    /// that an unlock whose look at A misses it is one whose release its look at W will see.
+    @usableFromInline
+    internal func _attend() {
+        // Seq_cst: the first step of the sleeper's half of its pair with an unlock.
+        _ = ilk_atomic_fetch_add_u32(_attention, 1, ILK_ORDER_SEQ_CST)
+    }
+
+    /// A thread leaves a sleeper's protocol, after its registration in Sr or Sw has ended.
+    @usableFromInline
+    internal func _unattend() {
+        // Relaxed: a count; a stale nonzero A only sends an unlock down its careful path.
+        _ = ilk_atomic_fetch_sub_u32(_attention, 1, ILK_ORDER_RELAXED)
     }
 
     // MARK: Slow paths
@@ -482,13 +553,10 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// The release of a claimant that saw a starving reader registered: grant every registered
     /// reader, then release.
     @usableFromInline @inline(never)
-    internal func _releaseGranting(entered: Bool, storing released: UInt32) {
-        if entered {
-            // Relaxed: the granted readers may unlock before our release store, and their
-            // misuse check must not see E; the granting CAS below (release) orders this store
-            // before their acquire of the new epoch.
-            ilk_atomic_store_u32(_w, _RW.claimed, ILK_ORDER_RELAXED)
-        }
+    internal func _releaseGranting(storing released: UInt32) {
+        // E is 0 already (`unlockWrite`): the granted readers may unlock before our release
+        // store, and their misuse check must not see E; the granting CAS below (release) orders
+        // that store before their acquire of the new epoch.
         let granted = _grantReaders()
         // Release: as in `_release`. The granted readers are counted in R already, so P (writers
         // registered) keeps only new readers out.
@@ -570,6 +638,8 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// (`.retry`: deregistered), or the deadline passes (`.timedOut`: deregistered). From
     /// `starveAt` on, the registration carries the starving flag, so that the next unlock grants.
     internal func _sleepAsReader(deadline: ContinuousClock.Instant?, starveAt: ContinuousClock.Instant) -> _ReaderWake {
+        _attend()
+        defer { _unattend() }
         var starving = ContinuousClock.now >= starveAt
         let epoch = _registerReader(starving: starving)
         _sleeperFence()
@@ -664,6 +734,9 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// sleepers in degraded mode bound each futex wait by `degradedPollInterval` and look again:
     /// a wake-up an unlock misses costs at most that long, never a hang.
     internal func _degrade() {
+        // Seq_cst: from now on every unlock takes the careful path (A nonzero), which reads the
+        // mode below and fences fully.
+        _ = ilk_atomic_fetch_or_u32(_attention, _RW.attentionFences, ILK_ORDER_SEQ_CST)
         // Seq_cst: a full barrier of our own (the exchange) before our look at W.
         _ = ilk_atomic_exchange_u32(_fenceMode, _RW.degradedMode, ILK_ORDER_SEQ_CST)
     }
@@ -677,8 +750,11 @@ public final class ReadWriteLock: @unchecked Sendable {
             if w & _RW.claimed == 0 {
                 // Seq_cst: as in `lockWrite` (from 0, or from P).
                 if ilk_atomic_cas_value_u32(_w, w, _RW.claimed, ILK_ORDER_SEQ_CST, ILK_ORDER_RELAXED) == w {
-                    // Relaxed: a count; readers are held back by C from now on.
-                    if registered { _ = ilk_atomic_fetch_sub_u32(_sw, 1, ILK_ORDER_RELAXED) }
+                    if registered {
+                        // Relaxed: a count; readers are held back by C from now on.
+                        _ = ilk_atomic_fetch_sub_u32(_sw, 1, ILK_ORDER_RELAXED)
+                        _unattend()
+                    }
                     return _enter(deadline: deadline)
                 }
                 continue
@@ -688,6 +764,7 @@ public final class ReadWriteLock: @unchecked Sendable {
                 return false
             }
             if !registered {
+                _attend()
                 // Seq_cst: the sleeper's registration, first half of its pair with an unlock.
                 _ = ilk_atomic_fetch_add_u32(_sw, 1, ILK_ORDER_SEQ_CST)
                 registered = true
@@ -711,6 +788,7 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// waited only because of it; otherwise passes on a wake-up it may have consumed.
     @usableFromInline @inline(never)
     internal func _writerLeaves() {
+        defer { _unattend() }
         // Seq_cst: the leaver's registration change, first half of its pair with an unlock that
         // stores P (store W, then load Sw).
         let old = ilk_atomic_fetch_sub_u32(_sw, 1, ILK_ORDER_SEQ_CST)
@@ -741,14 +819,14 @@ public final class ReadWriteLock: @unchecked Sendable {
             if readers & _RW.readerCountMask == 0 {
                 // Relaxed: an RMW, so the release sequence goes on; D is only a wake-up request.
                 _ = ilk_atomic_fetch_and_u64(_r, ~_RW.drainWaiting, ILK_ORDER_RELAXED)
-                // Relaxed: only the claimant writes W now; E is read by misuse checks.
-                ilk_atomic_store_u32(_w, _RW.held, ILK_ORDER_RELAXED)
+                // Relaxed: only the claimant writes E; it is read by misuse checks.
+                ilk_atomic_store_u32(_entered, 1, ILK_ORDER_RELAXED)
                 return true
             }
             if let deadline, ContinuousClock.now >= deadline {
                 // Relaxed: as above.
                 _ = ilk_atomic_fetch_and_u64(_r, ~_RW.drainWaiting, ILK_ORDER_RELAXED)
-                _release(entered: false)
+                _release()
                 return false
             }
             if let deadline {
@@ -767,10 +845,6 @@ public final class ReadWriteLock: @unchecked Sendable {
 internal enum _RW {
     /// W: a writer has claimed the writer word.
     @usableFromInline static var claimed: UInt32 { 1 }
-    /// W: the claimant holds the lock (no reader inside).
-    @usableFromInline static var entered: UInt32 { 2 }
-    /// W: both; a write-locked W has them both.
-    @usableFromInline static var held: UInt32 { 3 }
     /// W: free, but writers are registered to sleep: readers wait, writers may claim.
     @usableFromInline static var pending: UInt32 { 4 }
     /// R: the claimant sleeps on R, waiting for the readers inside to leave.
@@ -784,6 +858,8 @@ internal enum _RW {
     /// The fence modes (`ilk_rwlock_words.fence_mode`): symmetric from init, or degraded.
     @usableFromInline static var symmetricMode: UInt32 { 1 }
     @usableFromInline static var degradedMode: UInt32 { 3 }
+    /// A: set while the fence mode is not asymmetric, so that unlocks take the careful path.
+    @usableFromInline static var attentionFences: UInt32 { 1 << 31 }
     /// Degraded mode: the longest futex wait before a sleeper looks again.
     static var degradedPollInterval: Duration { .milliseconds(1) }
     /// Sr: a registered reader has waited `starvationThreshold`: the next unlock grants.
@@ -800,9 +876,9 @@ internal enum _RW {
     @usableFromInline @inline(never)
     static func misuse(_ lock: ReadWriteLock, _ operation: StaticString) -> Never {
         // Relaxed: a description for the trap message.
-        let w = ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED)
+        let e = ilk_atomic_load_u32(lock._entered, ILK_ORDER_RELAXED)
         let count = ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) & readerCountMask
-        let held = w & entered != 0 ? "write-locked"
+        let held = e != 0 ? "write-locked"
             : count == 0 || count > UInt64(UInt32.max) ? "not locked" : "read-locked by \(count) readers"
         fatalError("ReadWriteLock: \(operation) called on a lock that is \(held)")
     }
