@@ -304,7 +304,9 @@ struct ReadWriteLockTests {
     func writerLeavingNudgesReaders(symmetricFences: Bool) {
         let lock = ReadWriteLock(symmetricFences: symmetricFences)
         let rs = { ilk_atomic_load_u32(lock._rs, ILK_ORDER_RELAXED) }
-        // Relaxed: set up before the reader thread starts.
+        // As a registering writer does: counted in A, then in Sw (relaxed: set up before the
+        // reader thread starts).
+        lock._attend()
         _ = ilk_atomic_fetch_add_u32(lock._sw, 1, ILK_ORDER_RELAXED)
         ilk_atomic_store_u32(lock._w, _RW.pending, ILK_ORDER_RELAXED)
         #expect(!lock.tryLockRead())
@@ -550,6 +552,11 @@ private func expectFreeForWriters(_ lock: ReadWriteLock, sourceLocation: SourceL
     let taken = lock.tryLockWrite()
     #expect(taken, "the lock should be free", sourceLocation: sourceLocation)
     if taken { lock.unlockWrite() }
+    // Relaxed: the threads that used the lock have been joined. No thread is left counted in A
+    // (a leak would send every unlock down the careful path; an underflow would flip bit 31).
+    let attention = ilk_atomic_load_u32(lock._attention, ILK_ORDER_RELAXED)
+    #expect(attention & ~_RW.attentionFences == 0, "A counts \(attention & ~_RW.attentionFences) sleepers on a free lock", sourceLocation: sourceLocation)
+    #expect((attention & _RW.attentionFences != 0) == lock._symmetric, "A's fence bit disagrees with the fence mode", sourceLocation: sourceLocation)
 }
 
 /// The scheduler state letter of thread `tid` of this process ("R", "S", ...), from

@@ -125,11 +125,12 @@
 //
 // Memory ordering:
 //   - Entering: a reader's load of W is acquire (seq_cst) and pairs with the release store of the
-//     last write unlock; a claimant's CAS of W is acquire (seq_cst) and pairs with the same store;
+//     last write unlock; a claimant's exchange (or CAS) of W is acquire (seq_cst) and pairs with
+//     the same store;
 //     a claimant's load of R that reads 0 is acquire and pairs with the readers' release
 //     fetch-subs (one release sequence). A granted reader's acquire load of Sr pairs with the
 //     granting CAS (seq_cst, so release), made after the writer's section.
-//   - The Dekker pair (reader R += 1, then load W; claimant CAS W, then load R) is seq_cst on
+//   - The Dekker pair (reader R += 1, then load W; claimant claims W, then loads R) is seq_cst on
 //     both sides. D needs none: it is in R, and every change of R is a read-modify-write.
 //   - E is relaxed: only the claimant writes it, before W's release store; the next claimant's
 //     acquire of W orders its own store of E after ours.
@@ -158,8 +159,9 @@ import CInterlock
 /// - Warning: Neither lock is recursive: a thread that holds the read lock and asks for it again
 ///   while a writer waits deadlocks. Unlocking a lock not held in that mode traps.
 public final class ReadWriteLock: @unchecked Sendable {
-    // The words, laid out by `ilk_rwlock_words` (CShims/include/ilk_rwlock.h): W, Sw, N, RS and
-    // Sr together, R in another 128-byte block; reached only through the pointers below.
+    // The words, laid out by `ilk_rwlock_words` (CShims/include/ilk_rwlock.h): W, Sw, N, RS, Sr,
+    // the fence mode, A and E together, R in another 128-byte block; reached only through the
+    // pointers below.
     @usableFromInline internal var _storage = ilk_rwlock_words()
 
     /// Creates an unlocked reader-writer lock.
@@ -396,7 +398,7 @@ public final class ReadWriteLock: @unchecked Sendable {
     public func unlockWrite() {
         // Relaxed: E changes only by the claimant (the holder reads its own store).
         if _slowPath(ilk_atomic_load_u32(_entered, ILK_ORDER_RELAXED) == 0) { _RW.misuse(self, "unlockWrite()") }
-        // Relaxed: published with W's release store, before which the next claimant sets it.
+        // Relaxed: published by W's release store below, after which the next claimant sets it.
         ilk_atomic_store_u32(_entered, 0, ILK_ORDER_RELAXED)
         _release()
     }
@@ -413,7 +415,7 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// A claimant (W = C) enters once the readers inside have left.
     @inlinable @inline(__always)
     internal func _enter(deadline: ContinuousClock.Instant?) -> Bool {
-        // Seq_cst: the claimant's half of the Dekker pair with readers (after the CAS of W);
+        // Seq_cst: the claimant's half of the Dekker pair with readers (after its claim of W);
         // acquire: reading 0 pairs with the release fetch-subs of the readers that left.
         if _fastPath(ilk_atomic_load_u64(_r, ILK_ORDER_SEQ_CST) == 0) {
             // Relaxed: only the claimant writes E; it is read by misuse checks.
@@ -423,14 +425,15 @@ public final class ReadWriteLock: @unchecked Sendable {
         return _drain(deadline: deadline)
     }
 
-    /// Releases W as claimant (`entered`: E is set): grants the registered readers first when
-    /// there are any, then stores 0, then wakes who registered.
+    /// Releases W as claimant (E is 0 already): stores 0, or P when writers are registered, after
+    /// granting starving readers when there are any; then wakes who registered.
     @inlinable @inline(__always)
     internal func _release() {
         // Relaxed: a look for sleepers (and for a mode other than asymmetric); one that starts
-        // its protocol after this look is seen by the look after the release.
-        if _slowPath(ilk_atomic_load_u32(_attention, ILK_ORDER_RELAXED) != 0) {
-            _releaseAttending()
+        // its protocol after this look is seen by the look after the release, or sees the release.
+        let attention = ilk_atomic_load_u32(_attention, ILK_ORDER_RELAXED)
+        if _slowPath(attention != 0) {
+            _releaseAttending(attention: attention)
             return
         }
         // Release: pairs with the acquire of W by the next readers and claimant.
@@ -438,32 +441,36 @@ public final class ReadWriteLock: @unchecked Sendable {
         // The light half of the asymmetric store-load fence (A was 0 above: asymmetric mode).
         ilk_compiler_barrier()
         // Relaxed: ordered after the release store by the asymmetric fence (file comment).
-        if _slowPath(ilk_atomic_load_u32(_attention, ILK_ORDER_RELAXED) != 0) { _wakeAfterRelease(stored: 0) }
+        let after = ilk_atomic_load_u32(_attention, ILK_ORDER_RELAXED)
+        if _slowPath(after != 0) { _wakeAfterRelease(stored: 0, attention: after) }
     }
 
     /// `_release` when A showed a sleeper or a mode other than asymmetric: decides between 0
     /// and P and whether to grant from the sleepers' own words.
     @usableFromInline @inline(never)
-    internal func _releaseAttending() {
+    internal func _releaseAttending(attention: UInt32) {
         // Relaxed: a look for readers to grant and writers to keep readers out for; a sleeper
-        // that registers after it is seen by the look after the release (readers are then woken
-        // to retry rather than granted; a writer is woken, with no P).
+        // that registers after it is seen by the look after the release, or sees the release
+        // (readers are then woken to retry rather than granted; a writer is woken, with no P).
         let starvingReaders = ilk_atomic_load_u64(_sr, ILK_ORDER_RELAXED) & _RW.starving
         let released = ilk_atomic_load_u32(_sw, ILK_ORDER_RELAXED) == 0 ? 0 : _RW.pending
         if starvingReaders != 0 {
-            _releaseGranting(storing: released)
+            _releaseGranting(storing: released, attention: attention)
             return
         }
         // Release: pairs with the acquire of W by the next readers and claimant.
         ilk_atomic_store_u32(_w, released, ILK_ORDER_RELEASE)
-        _wakeAfterRelease(stored: released)
+        _wakeAfterRelease(stored: released, attention: attention)
     }
 
     /// After a release store of W: the store-load fence (the light half of the asymmetric pair,
-    /// or a full fence in symmetric mode), then wakes the registered sleepers.
+    /// or a full fence when `attention`, a value of A this unlock loaded, has the fence bit:
+    /// symmetric or degraded mode), then wakes the registered sleepers. Deciding from A rather
+    /// than from the mode word keeps the decision in step with the path taken: `_degrade` sets
+    /// A's bit before it changes the mode.
     @usableFromInline
-    internal func _wakeAfterRelease(stored: UInt32) {
-        if _symmetric { ilk_fence_full() } else { ilk_compiler_barrier() }
+    internal func _wakeAfterRelease(stored: UInt32, attention: UInt32) {
+        if attention & _RW.attentionFences != 0 { ilk_fence_full() } else { ilk_compiler_barrier() }
         // Relaxed: ordered after the release store by the fence above (file comment).
         let sr = ilk_atomic_load_u64(_sr, ILK_ORDER_RELAXED)
         let sw = ilk_atomic_load_u32(_sw, ILK_ORDER_RELAXED)
@@ -553,7 +560,7 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// The release of a claimant that saw a starving reader registered: grant every registered
     /// reader, then release.
     @usableFromInline @inline(never)
-    internal func _releaseGranting(storing released: UInt32) {
+    internal func _releaseGranting(storing released: UInt32, attention: UInt32) {
         // E is 0 already (`unlockWrite`): the granted readers may unlock before our release
         // store, and their misuse check must not see E; the granting CAS below (release) orders
         // that store before their acquire of the new epoch.
@@ -562,7 +569,7 @@ public final class ReadWriteLock: @unchecked Sendable {
         // registered) keeps only new readers out.
         ilk_atomic_store_u32(_w, released, ILK_ORDER_RELEASE)
         if granted != 0 { _wakeReaders() }
-        _wakeAfterRelease(stored: released)
+        _wakeAfterRelease(stored: released, attention: attention)
     }
 
     /// Counts the registered readers into R and moves Sr to the next epoch (count 0), as one
@@ -734,8 +741,9 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// sleepers in degraded mode bound each futex wait by `degradedPollInterval` and look again:
     /// a wake-up an unlock misses costs at most that long, never a hang.
     internal func _degrade() {
-        // Seq_cst: from now on every unlock takes the careful path (A nonzero), which reads the
-        // mode below and fences fully.
+        // Seq_cst: an unlock that loads A from now on takes the careful path and fences fully
+        // (it decides from the bit, not from the mode below); one that loaded A before is
+        // covered by the polling.
         _ = ilk_atomic_fetch_or_u32(_attention, _RW.attentionFences, ILK_ORDER_SEQ_CST)
         // Seq_cst: a full barrier of our own (the exchange) before our look at W.
         _ = ilk_atomic_exchange_u32(_fenceMode, _RW.degradedMode, ILK_ORDER_SEQ_CST)
