@@ -145,6 +145,74 @@ struct ReadWriteLockTests {
         #expect(writesDone == TestScale.count(200, small: 20))
     }
 
+    @Test("the last of several readers to leave wakes the writer asleep waiting for them", arguments: [false, true])
+    func lastReaderWakesSleepingClaimant(symmetricFences: Bool) {
+        let lock = ReadWriteLock(symmetricFences: symmetricFences)
+        // Three read locks (they are not tied to a thread), left one by one below.
+        for _ in 0..<3 { lock.lockRead() }
+        let writerDone = AtomicBool(false)
+        let writer = TestThread {
+            lock.lockWrite()
+            writerDone.store(true)
+            lock.unlockWrite()
+        }
+        // Relaxed: a look at the state; D set means the claimant is on its way to sleep on R.
+        let draining = lockEventually { ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) & _RW.drainWaiting != 0 }
+        #expect(draining)
+        lock.unlockRead()  // leaves readers counted: these take the D path and must not let it in
+        lock.unlockRead()
+        #expect(!writerDone.load())
+        lock.unlockRead()  // the last one out: its unlock must wake the claimant
+        let woken = lockEventually { writerDone.load() }
+        #expect(woken, "the writer was not woken by the last reader out")
+        if !woken { lock._wakeClaimant() }  // rescue it, so that the failing test ends
+        writer.join()
+        expectFreeForWriters(lock)
+    }
+
+    /// The read unlock's decrement (ilk_rwlock_reader_leave_*), in both forms: the inline
+    /// assembly used on x86-64 Linux and the builtin form used under ThreadSanitizer and
+    /// elsewhere. Each must subtract one and classify the old value exactly.
+    @Test("the read unlock's decrement classifies the old value of R exactly, in both forms")
+    func readerLeaveClassifies() {
+        let d = _RW.drainWaiting
+        let cases: [(old: UInt64, outcome: UInt32)] = [
+            (1, ILK_RWLOCK_LEFT), (2, ILK_RWLOCK_LEFT), (d - 1, ILK_RWLOCK_LEFT),
+            (0, ILK_RWLOCK_LEFT_EMPTY),
+            (d, ILK_RWLOCK_LEFT_DRAINED),
+            (d | 1, ILK_RWLOCK_LEFT_DRAINING), (d | 2, ILK_RWLOCK_LEFT_DRAINING), (UInt64.max, ILK_RWLOCK_LEFT_DRAINING),
+        ]
+        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        defer { word.deallocate() }
+        let forms: [(String, (UnsafeMutablePointer<UInt64>) -> UInt32)] = [
+            ("assembly", { ilk_rwlock_reader_leave_asm($0) }), ("builtin", { ilk_rwlock_reader_leave_builtin($0) }),
+        ]
+        for (form, leave) in forms {
+            for (old, outcome) in cases {
+                word.initialize(to: old)
+                #expect(leave(word) == outcome, "\(form) form, old value \(String(old, radix: 16))")
+                #expect(word.pointee == old &- 1, "\(form) form, old value \(String(old, radix: 16))")
+            }
+        }
+    }
+
+    #if os(Linux)
+    /// ThreadSanitizer does not see inline assembly: a process with its runtime must take the
+    /// builtin form, or every read unlock would be invisible to it (and a process without it
+    /// should not pay for the builtin form on x86-64).
+    @Test("the read unlock uses its assembly form exactly when ThreadSanitizer's runtime is absent")
+    func readerLeaveFormFollowsSanitizer() {
+        let process = dlopen(nil, RTLD_NOW)
+        defer { if let process { dlclose(process) } }
+        let sanitized = dlsym(process, "__tsan_init") != nil
+        #if arch(x86_64)
+        #expect(ilk_rwlock_reader_leave_asm_usable() == !sanitized)
+        #else
+        #expect(ilk_rwlock_reader_leave_asm_usable())  // the "assembly" form is the builtin there
+        #endif
+    }
+    #endif
+
     @Test("timed forms time out no earlier than their deadline; a past deadline is a try")
     func timedForms() {
         let lock = ReadWriteLock()
@@ -523,6 +591,19 @@ struct ReadWriteLockTests {
             lock.unlockRead()
         }
         expectLockTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is write-locked")
+    }
+
+    /// D set with no reader counted happens for a moment, between the last reader's decrement
+    /// and the claimant clearing D; it is made by hand here.
+    @Test("unlockRead while a claimant drains and no reader is counted traps")
+    func unlockReadOfDrainedLockTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = ReadWriteLock()
+            // Relaxed: single-threaded; stands for R between the last reader out and the claimant.
+            ilk_atomic_store_u64(lock._r, _RW.drainWaiting, ILK_ORDER_RELAXED)
+            lock.unlockRead()
+        }
+        expectLockTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is not locked")
     }
 
     @Test("unlockRead on a write-locked lock traps")
