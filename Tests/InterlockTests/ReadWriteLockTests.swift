@@ -151,7 +151,9 @@ struct ReadWriteLockTests {
         // Three read locks (they are not tied to a thread), left one by one below.
         for _ in 0..<3 { lock.lockRead() }
         let writerDone = AtomicBool(false)
+        let writerThread = AtomicInt(0)
         let writer = TestThread {
+            writerThread.store(Int(ilk_current_thread_id()))
             lock.lockWrite()
             writerDone.store(true)
             lock.unlockWrite()
@@ -162,6 +164,9 @@ struct ReadWriteLockTests {
         lock.unlockRead()  // leaves readers counted: these take the D path and must not let it in
         lock.unlockRead()
         #expect(!writerDone.load())
+        // Asleep in its futex wait on R (nothing else puts it to sleep there), so that only a
+        // wake-up can let it in: an unlock before the wait would let it in without one.
+        #expect(lockEventually { threadState(Int32(writerThread.load())) == "S" })
         lock.unlockRead()  // the last one out: its unlock must wake the claimant
         let woken = lockEventually { writerDone.load() }
         #expect(woken, "the writer was not woken by the last reader out")

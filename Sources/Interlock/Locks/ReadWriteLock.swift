@@ -19,18 +19,20 @@
 //                 Written only by the claimant; read by the misuse checks of both unlocks.
 //   R   (UInt64)  bits 0-62: readers inside, plus the optimistic increments of readers about to
 //                 back out; bit 63 D: the claimant sleeps on R, waiting for them to leave (in
-//                 R itself, so that every reader's decrement finds D in the flags of its own
-//                 read-modify-write). 64 bits so that the count cannot overflow, which lets
-//                 the reader's increment be a `lock inc` tested by its sign flag (D set)
-//                 instead of a `lock xadd` whose result is compared (0.3-0.4 ns less per read
-//                 lock on the development machine), and its decrement a `lock sub` followed by
-//                 one branch on its flags (`ilk_rwlock_reader_leave_asm`, x86-64 Linux): CF
-//                 says R was 0, OF that it was D alone (both misuses), SF with neither that D
-//                 was set with readers counted; a `lock xadd` cost 0.6-0.7 ns more (4.17
-//                 against 3.34 ns per read lock+unlock). Such a reader loads R again: if it
-//                 finds D alone it wakes the claimant (see `_readerLeft` for why no wake-up is
-//                 lost). The claimant's futex waits on R's low half, which every change of the
-//                 count changes.
+//                 R itself, so that a leaving reader learns of it from its own decrement). 64
+//                 bits so that the count cannot overflow, which lets the reader's increment be
+//                 a `lock inc` tested by its sign flag (D set) instead of a `lock xadd` whose
+//                 result is compared (0.3-0.4 ns less per read lock on the development
+//                 machine), and its decrement a `lock sub` followed by branches on its flags
+//                 (`ilk_rwlock_reader_leave_asm`, x86-64 Linux): CF says R was 0, OF that it
+//                 was D alone (both misuses), SF with neither that D was set with readers
+//                 counted; a `lock xadd` cost 0.6-0.8 ns more (4.17 against 3.36 ns per read
+//                 lock+unlock). The builtin form (under ThreadSanitizer, on other systems) and
+//                 the back-out of an optimistic increment compare the old value instead. A
+//                 reader that found D with readers counted loads R again, and wakes the
+//                 claimant if it finds D alone (see `_readerLeft` for why no wake-up is lost).
+//                 The claimant's futex waits on R's low half, which every change of the count
+//                 changes.
 //   Sw  (UInt32)  writers registered to sleep.
 //   N   (UInt32)  writer notification counter: writers sleep on it (Rust's futex rwlock).
 //   Sr  (UInt64)  high half: grant epoch; bit 31 STARVING (a registered reader has waited 1 ms);
@@ -134,7 +136,7 @@
 //     last write unlock; a claimant's exchange (or CAS) of W is acquire (seq_cst) and pairs with
 //     the same store;
 //     a claimant's load of R that reads 0 is acquire and pairs with the readers' release
-//     fetch-subs (one release sequence). A granted reader's acquire load of Sr pairs with the
+//     decrements (one release sequence). A granted reader's acquire load of Sr pairs with the
 //     granting CAS (seq_cst, so release), made after the writer's section.
 //   - The Dekker pair (reader R += 1, then load W; claimant claims W, then loads R) is seq_cst on
 //     both sides. D needs none: it is in R, and every change of R is a read-modify-write.
@@ -308,8 +310,8 @@ public final class ReadWriteLock: @unchecked Sendable {
         // comes after our decrement in R's modification order (read-write coherence). If R
         // is no longer D, whatever changed it takes over: an increment since is a reader that
         // sees D and backs out, and its back-out wakes the claimant if it leaves R == D (as
-        // `_readerBackOut` does); a cleared D means the claimant is awake and has seen the
-        // count 0. An older D seen again after a whole new drain only costs a spurious wake:
+        // `_readerBackOut` does); a cleared D means the claimant is awake (it saw the count 0,
+        // or it timed out). An older D seen again after a whole new drain only costs a spurious wake:
         // the claimant looks at R again and goes back to sleep.
         if ilk_atomic_load_u64(_r, ILK_ORDER_RELAXED) == _RW.drainWaiting { _wakeClaimant() }
     }
@@ -437,7 +439,7 @@ public final class ReadWriteLock: @unchecked Sendable {
     @inlinable @inline(__always)
     internal func _enter(deadline: ContinuousClock.Instant?) -> Bool {
         // Seq_cst: the claimant's half of the Dekker pair with readers (after its claim of W);
-        // acquire: reading 0 pairs with the release fetch-subs of the readers that left.
+        // acquire: reading 0 pairs with the release decrements of the readers that left.
         if _fastPath(ilk_atomic_load_u64(_r, ILK_ORDER_SEQ_CST) == 0) {
             // Relaxed: only the claimant writes E; it is read by misuse checks.
             ilk_atomic_store_u32(_entered, 1, ILK_ORDER_RELAXED)
