@@ -162,7 +162,7 @@ import CInterlock
 /// writer gets in. Prefer ``withReadLock(_:)`` and ``withWriteLock(_:)``.
 ///
 /// The uncontended write lock+unlock is one exchange and a plain store; the read lock+unlock
-/// two fetch-and-adds.
+/// one atomic increment and one atomic decrement (Concurrency Kit's instructions).
 ///
 /// - Warning: Neither lock is recursive: a thread that holds the read lock and asks for it again
 ///   while a writer waits deadlocks. Unlocking a lock not held in that mode traps.
