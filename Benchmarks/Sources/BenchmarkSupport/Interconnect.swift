@@ -42,7 +42,7 @@ import Darwin
 import Synchronization
 
 /// The machine state in which multi-threaded rounds are timed (see the file comment).
-public enum InterconnectState: String, Sendable {
+public enum InterconnectState: String, Sendable, CaseIterable {
     /// A line passes between the two threads and back in under ``threshold``.
     case near
     /// It takes ``threshold`` or more.
@@ -56,14 +56,7 @@ public enum InterconnectState: String, Sendable {
 
     /// The state asked for by `ILK_BENCH_INTERCONNECT` (`near` when unset).
     /// - Warning: Any other value traps, naming the variable.
-    public static let requested: InterconnectState = {
-        guard let raw = getenv("ILK_BENCH_INTERCONNECT") else { return .near }
-        let text = String(cString: raw)
-        guard let state = InterconnectState(rawValue: text) else {
-            fatalError("ILK_BENCH_INTERCONNECT must be near, far or any, not \"\(text)\"")
-        }
-        return state
-    }()
+    public static let requested = environmentChoice("ILK_BENCH_INTERCONNECT", default: InterconnectState.near)
 
     /// Whether a probe's round trip `roundTrip` is in this state.
     public func admits(_ roundTrip: Duration) -> Bool {

@@ -24,6 +24,9 @@
 //               helpers nap until `probeOver` is set). Stored (relaxed) before the release bump of `generation`,
 //               read by the helpers after their acquire load of it.
 //
+// Placement: with ILK_BENCH_PLACEMENT=spread, a team of two or more threads pins thread i to the
+// i-th allowed CPU (modulo their number) from start() to stop(); see Placement.swift.
+//
 // Waiting spins on the counter and yields the processor after a short while, so parked helpers
 // do not starve the threads that do the work on a small, oversubscribed machine. The spin and
 // yield happen only between rounds and at their edges, never inside the measured work.
@@ -49,6 +52,9 @@ public final class ThreadTeam: @unchecked Sendable {
     /// The number of threads that run each round, the caller included.
     public let threadCount: Int
 
+    /// How the team's threads are placed on the CPUs.
+    public let placement: ThreadPlacement
+
     private let work: @Sendable (_ threadIndex: Int) -> Void
     private let generation = Atomic<Int>(0)
     private let startedCount = Atomic<Int>(0)
@@ -60,6 +66,15 @@ public final class ThreadTeam: @unchecked Sendable {
     private let probeLine = ProbeLine()
     // Touched only by the controlling thread (start/stop).
     private var helpers: [pthread_t] = []
+    #if os(Linux)
+    /// The caller's affinity mask before start() pinned it; given back by stop().
+    private var callerAffinity: cpu_set_t?
+    #endif
+
+    /// The CPU each thread is pinned to, by thread index, from `start()` to `stop()`; empty when
+    /// the team is not pinned (one thread, `ILK_BENCH_PLACEMENT=free`, a single allowed CPU, or a
+    /// pinning that failed). See Placement.swift.
+    public private(set) var pinnedCPUs: [Int32] = []
 
     /// The number of rounds that have completed since the team was created, so that a
     /// benchmark can check afterwards that every operation it timed really happened.
@@ -87,9 +102,12 @@ public final class ThreadTeam: @unchecked Sendable {
     /// Creates a team of `threads` threads (the caller of ``round()`` is one of them) that run
     /// `work(threadIndex)` once per round, with `threadIndex` in `0..<threads`.
     /// - Warning: `threads` below 1 traps.
-    public init(threads: Int, work: @escaping @Sendable (_ threadIndex: Int) -> Void) {
+    /// - Parameter placement: how to place the threads on the CPUs (Placement.swift); by
+    ///   default what `ILK_BENCH_PLACEMENT` asks for.
+    public init(threads: Int, placement: ThreadPlacement = .requested, work: @escaping @Sendable (_ threadIndex: Int) -> Void) {
         precondition(threads >= 1, "ThreadTeam: a team needs at least one thread, got \(threads)")
         self.threadCount = threads
+        self.placement = placement
         self.work = work
     }
 
@@ -105,19 +123,45 @@ public final class ThreadTeam: @unchecked Sendable {
         // Read here, not by the helper: a round() that runs before a new helper is scheduled
         // must still be seen by it as a new generation.
         let firstGeneration = generation.load(ordering: .relaxed)  // only this thread writes it
+        pinCaller()
         for index in 1..<threadCount {
+            let cpu: Int32? = pinnedCPUs.isEmpty ? nil : pinnedCPUs[index]
             let context = Unmanaged.passRetained(
-                HelperContext(team: self, index: index, generation: firstGeneration)
+                HelperContext(team: self, index: index, generation: firstGeneration, cpu: cpu)
             ).toOpaque()
             var thread = pthread_t()
             let result = pthread_create(&thread, nil, { raw in
                 let context = Unmanaged<HelperContext>.fromOpaque(raw!).takeRetainedValue()
+                #if os(Linux)
+                if let cpu = context.cpu {
+                    let error = pinCurrentThread(to: cpu)
+                    if error != 0 { reportPinningFailure(error) }
+                }
+                #endif
                 context.team.helperLoop(index: context.index, seenGeneration: context.generation)
                 return nil
             }, context)
             precondition(result == 0, "ThreadTeam: pthread_create failed: \(String(cString: strerror(result)))")
             helpers.append(thread)
         }
+    }
+
+    /// Pins the caller (thread 0) when the team is to be spread, and records the CPU map.
+    private func pinCaller() {
+        pinnedCPUs = []
+        #if os(Linux)
+        guard threadCount > 1, placement == .spread else { return }
+        let cpus = allowedCPUs()
+        guard cpus.count > 1 else { return }
+        let saved = currentThreadAffinity()
+        let error = pinCurrentThread(to: spreadCPU(forThread: 0, of: cpus))
+        guard error == 0 else {
+            reportPinningFailure(error)
+            return
+        }
+        callerAffinity = saved
+        pinnedCPUs = (0..<threadCount).map { spreadCPU(forThread: $0, of: cpus) }
+        #endif
     }
 
     /// Runs one round: every helper and the caller run their share of the work, all started
@@ -193,6 +237,11 @@ public final class ThreadTeam: @unchecked Sendable {
             precondition(result == 0, "ThreadTeam: pthread_join failed: \(String(cString: strerror(result)))")
         }
         helpers.removeAll()
+        #if os(Linux)
+        if let saved = callerAffinity { setCurrentThreadAffinity(saved) }
+        callerAffinity = nil
+        #endif
+        // The map is kept (a test reads it after stop()); the next start() sets it again.
         if roundsOutsideState > 0 {
             let line = "\(label): \(roundsOutsideState) of \(completedRounds) rounds were timed outside the interconnect state \(InterconnectState.requested.rawValue) (no such state within 2 s\(gateWaitSpent >= ThreadTeam.gateWaitBudget ? ", then the gates' 15 s were spent" : ""); fastest probe \(fastestProbe.map { "\($0)" } ?? "none")\n"
             _ = line.withCString { write(2, $0, strlen($0)) }
@@ -254,11 +303,14 @@ private final class HelperContext {
     let team: ThreadTeam
     let index: Int
     let generation: Int
+    /// The CPU to pin the helper to, if the team is pinned.
+    let cpu: Int32?
 
-    init(team: ThreadTeam, index: Int, generation: Int) {
+    init(team: ThreadTeam, index: Int, generation: Int, cpu: Int32?) {
         self.team = team
         self.index = index
         self.generation = generation
+        self.cpu = cpu
     }
 }
 

@@ -164,6 +164,35 @@ struct ThreadTeamTests {
         #expect(InterconnectState.any.admits(.nanoseconds(60)) && InterconnectState.any.admits(.seconds(1)))
     }
 
+    #if os(Linux)
+    /// Placement.swift: thread i of a spread team runs on the i-th allowed CPU (modulo their
+    /// number), and the caller gets its own affinity back at stop(); a free team pins nothing.
+    /// The pinning needs two allowed CPUs.
+    @Test("a spread team pins thread i to the i-th allowed CPU and gives the caller its mask back; a free one pins nothing",
+          arguments: [(2, ThreadPlacement.spread), (4, .spread), (4, .free)])
+    func placement(threads: Int, placement: ThreadPlacement) {
+        let before = currentThreadAffinity()
+        #expect(before != nil)
+        let slots = Slots(count: threads)
+        let team = ThreadTeam(threads: threads, placement: placement) { index in slots.values[index] = Int(currentCPU()) }
+        team.start()
+        for _ in 0..<10 { team.round() }
+        team.stop()
+        let cpus = allowedCPUs()
+        if placement == .spread && cpus.count > 1 {
+            let expected = (0..<threads).map { cpus[$0 % cpus.count] }
+            #expect(team.pinnedCPUs == expected)
+            #expect(Array(slots.values).map(Int32.init) == expected, "each thread ran on its CPU")
+        } else {
+            #expect(team.pinnedCPUs.isEmpty)
+        }
+        var after = currentThreadAffinity()
+        var saved = before
+        let same = withUnsafeBytes(of: &saved) { b in withUnsafeBytes(of: &after) { a in b.elementsEqual(a) } }
+        #expect(same, "the caller's affinity mask is given back at stop()")
+    }
+    #endif
+
     @Test("round() before start() traps with a message naming ThreadTeam and the misuse")
     func roundBeforeStartMessage() async throws {
         let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
