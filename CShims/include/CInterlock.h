@@ -7,6 +7,8 @@
  *   ilk_fence.h     fences, compiler barrier, spin-wait hint, thread yield
  *   ilk_futex.h     futex wait/wake/requeue, clocks, current thread id
  *   ilk_membarrier.h the heavy half of an asymmetric fence (membarrier), for ReadWriteLock
+ *   ilk_flag_asm.h  when the flag-branching assembly below may run (not under ThreadSanitizer)
+ *   ilk_mutex.h     the futex mutex word's release: a decrement branching on its flags
  *   ilk_rwlock.h    ReadWriteLock's memory layout (writer words and reader count apart)
  *   ilk_rcu.h       liburcu (urcu-bp) read-side sections and batched deferred frees
  *   ilk_node_pool.h recycling of small nodes through RCU grace periods (LockFreeStack)
@@ -19,6 +21,8 @@
 #include "ilk_fence.h"
 #include "ilk_futex.h"
 #include "ilk_membarrier.h"
+#include "ilk_flag_asm.h"
+#include "ilk_mutex.h"
 #include "ilk_rwlock.h"
 #include "ilk_osatomic.h"
 #include "ilk_rcu.h"

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ilk_flag_asm.h"
+
 typedef struct {
     uint32_t writer;           /* W: 0 free, 1 claimed, 4 writer pending */
     uint32_t writer_sleepers;  /* Sw: writers registered to sleep */
@@ -59,29 +61,19 @@ _Static_assert(offsetof(ilk_rwlock_words, readers) == ILK_RWLOCK_READERS_OFFSET,
  * flags) cost 0.6-0.8 ns more per read lock+unlock than `lock sub` followed directly by a
  * branch on its flags, on the development machine (AMD EPYC): 4.17 against 3.36 ns per read
  * lock+unlock in Swift, with a C copy of Concurrency Kit's (`lock dec` to leave) at 3.36. The
- * compilers fold a result compared with 0 into the flags of `lock sub`, but only one of ZF or
- * SF, and the three cases above need CF (old == 0) and OF (old == INT64_MIN, that is D) too. So on x86-64 Linux this is inline
- * assembly: `lock subq $1`, then `jge` to the common case (taken iff old >= 1 as a signed number:
- * neither 0 nor D set), then `jb` (CF: old == 0), `jo` (OF: old == D) and `jmp` for the rest.
+ * three cases above need CF (old == 0) and OF (old == INT64_MIN, that is D) besides the sign, so
+ * on x86-64 Linux this is inline assembly (ilk_flag_asm.h says when it may run): `lock subq $1`,
+ * then `jge` to the common case (taken iff old >= 1 as a signed number: neither 0 nor D set),
+ * then `jb` (CF: old == 0), `jo` (OF: old == D) and `jmp` for the rest.
  * Every target is a C label of the asm goto, so all the code stays in its function's section:
  * a stub in .text.unlikely measured the same but its jumps back would break the link of a
  * COMDAT function (a C++ inline function, a Swift specialization emitted in several objects)
  * whose copy the linker discards.
- *
- * ThreadSanitizer does not see inline assembly. The builtin path is taken whenever its runtime
- * is linked in: `__tsan_init` is a weak reference, null unless the runtime defines it (Swift's
- * importer does not pass -fsanitize to the C code it inlines, so `__has_feature` cannot tell).
- * The test costs one load outside the caller's loop and a branch that never changes.
  */
 #define ILK_RWLOCK_LEFT 0u
 #define ILK_RWLOCK_LEFT_EMPTY 1u
 #define ILK_RWLOCK_LEFT_DRAINED 2u
 #define ILK_RWLOCK_LEFT_DRAINING 3u
-
-#if defined(__x86_64__) && defined(__linux__)
-#define ILK_RWLOCK_ASM_LEAVE 1
-extern void __tsan_init(void) __attribute__((weak));
-#endif
 
 /* The portable form: the same classification from `__atomic_fetch_sub`'s result. */
 static inline __attribute__((always_inline)) uint32_t ilk_rwlock_reader_leave_builtin(uint64_t *readers) {
@@ -92,23 +84,9 @@ static inline __attribute__((always_inline)) uint32_t ilk_rwlock_reader_leave_bu
     return old == ILK_RWLOCK_DRAIN_WAITING ? ILK_RWLOCK_LEFT_DRAINED : ILK_RWLOCK_LEFT_DRAINING;
 }
 
-/*
- * Whether this process may use ilk_rwlock_reader_leave_asm: false where ThreadSanitizer's
- * runtime is linked in. The caller chooses, so that its own branch hint lays the assembly out
- * as the fall-through (Swift's importer compiles C without optimization, so a
- * `__builtin_expect` here would be dropped).
- */
-static inline __attribute__((always_inline)) bool ilk_rwlock_reader_leave_asm_usable(void) {
-#ifdef ILK_RWLOCK_ASM_LEAVE
-    return &__tsan_init == 0;
-#else
-    return true; /* ilk_rwlock_reader_leave_asm is the builtin form there */
-#endif
-}
-
 /* The form with inline assembly on x86-64 Linux (the builtin form elsewhere). */
 static inline __attribute__((always_inline)) uint32_t ilk_rwlock_reader_leave_asm(uint64_t *readers) {
-#ifdef ILK_RWLOCK_ASM_LEAVE
+#ifdef ILK_FLAG_ASM
     /* `lock` makes the subtraction a full barrier on x86-64: at least the release needed. The
      * "memory" clobber keeps the compiler from moving memory accesses across it. */
     __asm__ goto("lock subq $1, %0\n\t"

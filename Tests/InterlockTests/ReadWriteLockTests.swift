@@ -201,23 +201,6 @@ struct ReadWriteLockTests {
         }
     }
 
-    #if os(Linux)
-    /// ThreadSanitizer does not see inline assembly: a process with its runtime must take the
-    /// builtin form, or every read unlock would be invisible to it (and a process without it
-    /// should not pay for the builtin form on x86-64).
-    @Test("the read unlock uses its assembly form exactly when ThreadSanitizer's runtime is absent")
-    func readerLeaveFormFollowsSanitizer() {
-        let process = dlopen(nil, RTLD_NOW)
-        defer { if let process { dlclose(process) } }
-        let sanitized = dlsym(process, "__tsan_init") != nil
-        #if arch(x86_64)
-        #expect(ilk_rwlock_reader_leave_asm_usable() == !sanitized)
-        #else
-        #expect(ilk_rwlock_reader_leave_asm_usable())  // the "assembly" form is the builtin there
-        #endif
-    }
-    #endif
-
     @Test("timed forms time out no earlier than their deadline; a past deadline is a try")
     func timedForms() {
         let lock = ReadWriteLock()
@@ -643,20 +626,6 @@ private func expectFreeForWriters(_ lock: ReadWriteLock, sourceLocation: SourceL
     let attention = ilk_atomic_load_u32(lock._attention, ILK_ORDER_RELAXED)
     #expect(attention & ~_RW.attentionFences == 0, "A counts \(attention & ~_RW.attentionFences) sleepers on a free lock", sourceLocation: sourceLocation)
     #expect((attention & _RW.attentionFences != 0) == lock._symmetric, "A's fence bit disagrees with the fence mode", sourceLocation: sourceLocation)
-}
-
-/// The scheduler state letter of thread `tid` of this process ("R", "S", ...), from
-/// /proc/self/task/<tid>/stat; "?" when it cannot be read.
-private func threadState(_ tid: Int32) -> String {
-    guard tid > 0, let file = fopen("/proc/self/task/\(tid)/stat", "r") else { return "?" }
-    defer { fclose(file) }
-    var buffer = [CChar](repeating: 0, count: 512)
-    guard fgets(&buffer, Int32(buffer.count), file) != nil else { return "?" }
-    let line = String(cString: buffer)
-    // "tid (comm) S ...": the state follows the last ')' (comm may contain spaces or parens).
-    guard let close = line.lastIndex(of: ")") else { return "?" }
-    let rest = line[line.index(after: close)...].drop(while: { $0 == " " })
-    return rest.first.map(String.init) ?? "?"
 }
 
 #if os(Linux) && (arch(x86_64) || arch(arm64))

@@ -296,7 +296,7 @@ public final class ReadWriteLock: @unchecked Sendable {
         let e = ilk_atomic_load_u32(_entered, ILK_ORDER_RELAXED)
         // Release (a `lock sub` on x86-64, full barrier): pairs with the claimant's acquire of
         // R (one release sequence of RMWs). Classified by R's old value (ilk_rwlock.h).
-        let outcome = _fastPath(ilk_rwlock_reader_leave_asm_usable())
+        let outcome = _fastPath(ilk_flag_asm_usable())
             ? ilk_rwlock_reader_leave_asm(_r) : ilk_rwlock_reader_leave_builtin(_r)
         if _slowPath(outcome != ILK_RWLOCK_LEFT || e != 0) { _readerLeft(outcome, entered: e) }
     }
