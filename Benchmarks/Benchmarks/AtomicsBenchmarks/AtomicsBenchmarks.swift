@@ -53,7 +53,7 @@ func registerAtomicBenchmark<Counter: AtomicCounter>(
         "\(workload.name) / \(threadsLabel) / \(Counter.contenderName)",
         configuration: atomicsConfiguration(for: workload),
         closure: { benchmark in
-            team.awaitInterconnect(naming: benchmark.name)  // untimed: see BenchmarkSupport/Interconnect.swift
+            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()

@@ -53,7 +53,7 @@ func registerPingPong<Contender: PingPongContender>(_: Contender.Type) {
         "Condition ping-pong / 2 threads / \(Contender.contenderName)",
         configuration: conditionConfiguration,
         closure: { benchmark in
-            team.awaitInterconnect(naming: benchmark.name)  // untimed: see BenchmarkSupport/Interconnect.swift
+            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
@@ -81,7 +81,7 @@ func registerHandOff<Contender: HandOffContender>(_: Contender.Type, threads: In
         "ConditionLock hand-off / \(threads) threads / \(Contender.contenderName)",
         configuration: conditionConfiguration,
         closure: { benchmark in
-            team.awaitInterconnect(naming: benchmark.name)  // untimed: see BenchmarkSupport/Interconnect.swift
+            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()

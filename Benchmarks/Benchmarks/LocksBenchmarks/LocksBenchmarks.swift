@@ -19,6 +19,18 @@
 // scaled wall clock is the time per operation of the whole system. Teardown checks that the
 // counter holds exactly the increments that were timed.
 //
+// Oversubscribed groups (4 threads on the 2 cores) run long rounds instead: a million
+// operations per iteration (scaling factor a million), 6-30 ms, several scheduler time slices.
+// A round of 1,000 operations (5-20 us) is shorter than a time slice, so it measured mostly two
+// running threads and the placement the scheduler happened to choose (two and two, or three and
+// one: 9 against 13.5 us for the same round in a C replica), not what oversubscription costs a
+// lock: a holder preempted inside its critical section while its waiters spin, yield or sleep.
+// Concurrency Kit's ticket lock sits these groups out: its FIFO hands the lock to the next
+// ticket even when that thread is preempted, so every hand-off to a descheduled waiter waits
+// for a time slice; a first long-round run was still inside that one benchmark when it was
+// stopped, 23 minutes after it started (its 1,000-operation rounds, which escape preemption,
+// read 21 ns, four times the other spin locks).
+//
 // Names: "<Workload> / <n> thread(s) / <Contender>", the convention ratios.py groups on.
 
 import Benchmark
@@ -26,6 +38,20 @@ import BenchmarkSupport
 
 /// Operations per iteration, over all threads.
 let operationsPerIteration = 1_000
+/// Operations per iteration, over all threads, when the threads oversubscribe the cores.
+let oversubscribedOperationsPerIteration = 1_000_000
+/// Threads from which a group is oversubscribed on the 2-core benchmark machine.
+let oversubscribedThreads = 4
+
+/// The measurement of a group of `threads` threads: its operations per iteration and its
+/// configuration (see the file comment on long rounds).
+func measurement(threads: Int) -> (operations: Int, configuration: Benchmark.Configuration) {
+    guard threads >= oversubscribedThreads else { return (operationsPerIteration, locksConfiguration) }
+    var configuration = locksConfiguration
+    configuration.scalingFactor = .mega
+    configuration.warmupIterations = 3
+    return (oversubscribedOperationsPerIteration, configuration)
+}
 
 var locksConfiguration: Benchmark.Configuration { Benchmark.Configuration(
     metrics: [.wallClock, .throughput],
@@ -41,17 +67,18 @@ func threadsLabel(_ threads: Int) -> String { threads == 1 ? "1 thread" : "\(thr
 /// Registers `workload / threads / Contender`: each thread adds one under the lock, its share
 /// of the iteration's operations.
 func registerCounter<Contender: CounterLock>(_: Contender.Type, kind: String, workload: String, threads: Int) {
-    precondition(operationsPerIteration % threads == 0, "LocksBenchmarks: \(threads) threads do not split the work")
+    let (operations, configuration) = measurement(threads: threads)
+    precondition(operations % threads == 0, "LocksBenchmarks: \(threads) threads do not split the work")
     let contender = Contender()
-    let share = operationsPerIteration / threads
+    let share = operations / threads
     let team = ThreadTeam(threads: threads) { _ in
         for _ in 0..<share { contender.incrementUnderLock() }
     }
     Benchmark(
         "\(kind) \(workload) / \(threadsLabel(threads)) / \(Contender.contenderName)",
-        configuration: locksConfiguration,
+        configuration: configuration,
         closure: { benchmark in
-            team.awaitInterconnect(naming: benchmark.name)  // untimed: see BenchmarkSupport/Interconnect.swift
+            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
@@ -59,7 +86,7 @@ func registerCounter<Contender: CounterLock>(_: Contender.Type, kind: String, wo
         setup: { team.start() },
         teardown: {
             team.stop()
-            let expected = team.completedRounds * operationsPerIteration
+            let expected = team.completedRounds * operations
             let found = contender.countUnderLock()
             precondition(found == expected,
                          "LocksBenchmarks: \(Contender.contenderName) counted \(found), expected \(expected)")
@@ -80,8 +107,10 @@ enum RWMix: Sendable {
 }
 
 func registerRW<Contender: CounterRWLock>(_: Contender.Type, mix: RWMix, threads: Int) {
+    let (operations, configuration) = measurement(threads: threads)
+    precondition(operations % threads == 0, "LocksBenchmarks: \(threads) threads do not split the work")
     let contender = Contender()
-    let share = operationsPerIteration / threads
+    let share = operations / threads
     let writesPerShare = mix == .writeOnly ? share : mix == .readMostly ? (share + 19) / 20 : 0  // i % 20 == 0
     let team = ThreadTeam(threads: threads) { _ in
         var sum = 0
@@ -103,9 +132,9 @@ func registerRW<Contender: CounterRWLock>(_: Contender.Type, mix: RWMix, threads
     }
     Benchmark(
         "ReadWriteLock \(mix.name) / \(threadsLabel(threads)) / \(Contender.contenderName)",
-        configuration: locksConfiguration,
+        configuration: configuration,
         closure: { benchmark in
-            team.awaitInterconnect(naming: benchmark.name)  // untimed: see BenchmarkSupport/Interconnect.swift
+            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
@@ -138,7 +167,9 @@ let benchmarks: @Sendable () -> Void = {
         registerCounter(InterlockSpinLockContender.self, kind: "SpinLock", workload: workload, threads: threads)
         registerCounter(PthreadSpinContender.self, kind: "SpinLock", workload: workload, threads: threads)
         registerCounter(CKSpinlockFASContender.self, kind: "SpinLock", workload: workload, threads: threads)
-        registerCounter(CKSpinlockTicketContender.self, kind: "SpinLock", workload: workload, threads: threads)
+        if threads < oversubscribedThreads {  // see the file comment
+            registerCounter(CKSpinlockTicketContender.self, kind: "SpinLock", workload: workload, threads: threads)
+        }
 
         registerCounter(InterlockRecursiveLockContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
         registerCounter(PthreadRecursiveMutexContender.self, kind: "RecursiveLock", workload: workload, threads: threads)

@@ -62,7 +62,7 @@ func registerQueueBenchmark<Queue: QueueContender>(_ makeQueue: () -> Queue, _ w
         name,
         configuration: queueConfiguration,
         closure: { benchmark in
-            team.awaitInterconnect(naming: benchmark.name)  // untimed: see BenchmarkSupport/Interconnect.swift
+            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()

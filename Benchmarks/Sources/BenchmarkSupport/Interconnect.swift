@@ -79,26 +79,32 @@ extension ThreadTeam {
     ) {
         guard state != .any, threadCount > 1 else { return }
         if let name, label != name { label = name }
+        if let admitted = lastAdmitted, admitted.state == state, ContinuousClock.now - admitted.at < .milliseconds(10) { return }
+        let found = waitForState(patience: patience) {
+            guard let roundTrip = probeRoundTrip() else { return false }
+            fastestProbe = min(fastestProbe ?? roundTrip, roundTrip)
+            return state.admits(roundTrip)
+        }
+        if found { lastAdmitted = (state, ContinuousClock.now) }
+    }
+
+    /// The wait both gates share (this one and `awaitCore`, CoreState.swift): `admits()` probes
+    /// until it finds the state, sleeping 2 ms between probes, for at most `patience` and within
+    /// what is left of the team's budget; a round whose state was not found is counted.
+    /// - Returns: whether the state was found.
+    func waitForState(patience: Duration, probe admits: () -> Bool) -> Bool {
         if gateWaitSpent >= Self.gateWaitBudget {
             noteRoundOutsideState()
-            return
+            return false
         }
         let now = ContinuousClock.now
-        if let admitted = lastAdmitted, admitted.state == state, now - admitted.at < .milliseconds(10) { return }
         let deadline = now + patience
         defer { gateWaitSpent += ContinuousClock.now - now }
         while true {
-            let roundTrip = probeRoundTrip()
-            if let roundTrip {
-                fastestProbe = min(fastestProbe ?? roundTrip, roundTrip)
-            }
-            if let roundTrip, state.admits(roundTrip) {
-                lastAdmitted = (state, ContinuousClock.now)
-                return
-            }
+            if admits() { return true }
             if ContinuousClock.now >= deadline || gateWaitSpent + (ContinuousClock.now - now) >= Self.gateWaitBudget {
                 noteRoundOutsideState()
-                return
+                return false
             }
             usleep(2_000)
         }

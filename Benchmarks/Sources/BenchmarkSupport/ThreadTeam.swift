@@ -96,6 +96,12 @@ public final class ThreadTeam: @unchecked Sendable {
     /// What `awaitInterconnect` has spent waiting for this team, all rounds together.
     var gateWaitSpent = Duration.zero
 
+    /// The last core state `awaitCore` admitted, and when (it trusts the probe 10 ms).
+    var lastCoreAdmitted: (state: CoreState, at: ContinuousClock.Instant)?
+
+    /// The gate whose state the rounds outside it missed, named in the report of `stop()`.
+    public internal(set) var gateName = "interconnect state \(InterconnectState.requested.rawValue)"
+
     /// Counts a round that `awaitInterconnect` could not gate.
     func noteRoundOutsideState() { roundsOutsideState += 1 }
 
@@ -243,7 +249,7 @@ public final class ThreadTeam: @unchecked Sendable {
         #endif
         // The map is kept (a test reads it after stop()); the next start() sets it again.
         if roundsOutsideState > 0 {
-            let line = "\(label): \(roundsOutsideState) of \(completedRounds) rounds were timed outside the interconnect state \(InterconnectState.requested.rawValue) (no such state within 2 s\(gateWaitSpent >= ThreadTeam.gateWaitBudget ? ", then the gates' 15 s were spent" : ""); fastest probe \(fastestProbe.map { "\($0)" } ?? "none")\n"
+            let line = "\(label): \(roundsOutsideState) of \(completedRounds) rounds were timed outside the \(gateName) (no such state within 2 s\(gateWaitSpent >= ThreadTeam.gateWaitBudget ? ", then the gates' 15 s were spent" : ""); fastest probe \(fastestProbe.map { "\($0)" } ?? "none")\n"
             _ = line.withCString { write(2, $0, strlen($0)) }
         }
     }

@@ -164,6 +164,50 @@ struct ThreadTeamTests {
         #expect(InterconnectState.any.admits(.nanoseconds(60)) && InterconnectState.any.admits(.seconds(1)))
     }
 
+    @Test("the core probe measures a positive pair cost, well under a microsecond")
+    func coreProbeCost() {
+        let cost = coreProbe()
+        #expect(cost > .zero)
+        #expect(cost < .microseconds(1))  // 500 pairs of a few ns each; a millisecond would be a broken probe
+    }
+
+    @Test("the core gate waits at most its patience, then counts the round as outside the state")
+    func coreGatePatience() {
+        let team = ThreadTeam(threads: 1) { _ in }
+        // No pair cost is both quick and slow: asking for each in turn with no patience, at
+        // least one of the two gives up and counts; neither waits long.
+        let start = ContinuousClock.now
+        team.awaitCore(.quick, patience: .zero)
+        team.awaitCore(.slow, patience: .zero)
+        #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(team.roundsOutsideState >= 1 && team.roundsOutsideState <= 2)
+        team.awaitCore(.any, patience: .zero)
+        #expect(team.roundsOutsideState <= 2)
+    }
+
+    @Test("awaitSteadyState gates a team of one on the core, a larger team on the interconnect")
+    func steadyStateDispatch() {
+        // Asked for through the environment's defaults (quick, near); a gate that gives up
+        // counts the round, so only the kind of gate is observable: its report names it.
+        let solo = ThreadTeam(threads: 1) { _ in }
+        solo.awaitSteadyState()
+        #expect(solo.gateName.hasPrefix("core state"))
+        let pair = ThreadTeam(threads: 2) { _ in }
+        pair.start()
+        defer { pair.stop() }
+        pair.awaitSteadyState()
+        #expect(pair.gateName.hasPrefix("interconnect state"))
+    }
+
+    @Test("the core states split pair costs at the threshold")
+    func coreStates() {
+        #expect(CoreState.quick.admits(.nanoseconds(3)))
+        #expect(!CoreState.quick.admits(CoreState.threshold))
+        #expect(CoreState.slow.admits(.nanoseconds(5)))
+        #expect(!CoreState.slow.admits(.nanoseconds(3)))
+        #expect(CoreState.any.admits(.nanoseconds(3)) && CoreState.any.admits(.seconds(1)))
+    }
+
     #if os(Linux)
     /// Placement.swift: thread i of a spread team runs on the i-th allowed CPU (modulo their
     /// number), and the caller gets its own affinity back at stop(); a free team pins nothing.
