@@ -102,6 +102,10 @@ public final class ThreadTeam: @unchecked Sendable {
     /// The gate whose state the rounds outside it missed, named in the report of `stop()`.
     public internal(set) var gateName = "interconnect state \(InterconnectState.requested.rawValue)"
 
+    /// Whether a gate of this team waited its whole patience in vain, after which the team's
+    /// gates stop probing (Interconnect.swift).
+    var gaveUp = false
+
     /// Counts a round that `awaitInterconnect` could not gate.
     func noteRoundOutsideState() { roundsOutsideState += 1 }
 
@@ -249,7 +253,7 @@ public final class ThreadTeam: @unchecked Sendable {
         #endif
         // The map is kept (a test reads it after stop()); the next start() sets it again.
         if roundsOutsideState > 0 {
-            let line = "\(label): \(roundsOutsideState) of \(completedRounds) rounds were timed outside the \(gateName) (no such state within 2 s\(gateWaitSpent >= ThreadTeam.gateWaitBudget ? ", then the gates' 15 s were spent" : ""); fastest probe \(fastestProbe.map { "\($0)" } ?? "none")\n"
+            let line = "\(label): \(roundsOutsideState) of \(completedRounds) rounds were timed outside the \(gateName) (no such state within 2 s\(gaveUp ? ", after which the gates stopped probing" : gateWaitSpent >= ThreadTeam.gateWaitBudget ? ", then the gates' 15 s were spent" : ""); fastest probe \(fastestProbe.map { "\($0)" } ?? "none")\n"
             _ = line.withCString { write(2, $0, strlen($0)) }
         }
     }

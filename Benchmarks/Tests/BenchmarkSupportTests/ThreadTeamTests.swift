@@ -164,6 +164,24 @@ struct ThreadTeamTests {
         #expect(InterconnectState.any.admits(.nanoseconds(60)) && InterconnectState.any.admits(.seconds(1)))
     }
 
+    @Test("after a whole patience in vain, the gates stop probing: later rounds count at once")
+    func gateGivesUp() {
+        let team = ThreadTeam(threads: 1) { _ in }
+        // A pair cost is either quick or slow: asking for quick, then slow, one of the two
+        // waits in vain (a zero patience) and gives up; from then on nothing is probed.
+        team.awaitCore(.quick, patience: .zero)
+        team.awaitCore(.slow, patience: .zero)
+        let counted = team.roundsOutsideState
+        #expect(counted >= 1)
+        let start = ContinuousClock.now
+        team.awaitCore(.quick, patience: .seconds(60))  // would probe, and could wait, if it had not given up
+        team.awaitCore(.slow, patience: .seconds(60))
+        #expect(ContinuousClock.now - start < .seconds(10))
+        // The state that was admitted may still stand (a probe is trusted 10 ms); the other
+        // returns at once, counted.
+        #expect(team.roundsOutsideState >= counted + 1)
+    }
+
     @Test("the core probe measures a positive pair cost, well under a microsecond")
     func coreProbeCost() {
         let cost = coreProbe()
