@@ -21,12 +21,14 @@
 //   near (default)  time rounds only while a round trip is below 160 ns
 //   far             only while it is at or above 160 ns (to see the ratios of the other state)
 //   any             no probe at all (the behaviour before this gate)
-// A gate that waited 2 s in vain lets the round be timed anyway, counts it, and stops probing
-// for the rest of the team's life: every later round counts as outside the state. (It used to
-// try again at every round until the team's gates had waited 15 s in all; since
-// package-benchmark's 1 s of rounds counts the gates' waits, a team caught by the defect below
-// ended with one timed round, e.g. ConditionLock's 4-thread hand-off in one run: 1 sample.)
-// The 15 s budget still bounds many shorter waits.
+// A gate that waited 2 s in vain lets the round be timed anyway and counts it; after three such
+// waits in a row (6 s without the state: longer than any far episode seen) the team stops
+// probing for the rest of its life, and every later round counts as outside the state; the
+// team's gates also stop once they have waited 15 s in all. (Before the three-in-a-row rule a
+// team caught by the defect below kept waiting 2 s at every round, and since
+// package-benchmark's 1 s of rounds counts the gates' waits it ended with one timed round:
+// ConditionLock's 4-thread hand-off in one run, 1 sample. Giving up after one vain wait instead
+// let ordinary far episodes of over 2 s switch gating off for whole benchmarks.)
 // stop() of the team prints the count, with the benchmark's name, if any.
 //
 // The probe: the other helpers sleep (20 us naps) while thread 0 and helper 1 pass the line, so
@@ -104,19 +106,27 @@ extension ThreadTeam {
         let deadline = now + patience
         defer { gateWaitSpent += ContinuousClock.now - now }
         while true {
-            if admits() { return true }
+            if admits() {
+                vainWaitsInARow = 0
+                return true
+            }
             if ContinuousClock.now >= deadline || gateWaitSpent + (ContinuousClock.now - now) >= Self.gateWaitBudget {
                 noteRoundOutsideState()
-                // A whole patience in vain: the state is gone for this team, for longer than a
-                // benchmark (the known defect above). package-benchmark's 1 s counts the gates'
-                // waits, so each further vain wait would end the benchmark after one more
-                // round: stop probing, and let the rest of the rounds run, counted as outside.
-                gaveUp = true
+                // Three whole patiences in vain in a row: the state is gone for this team, for
+                // longer than a benchmark (the known defect above; far episodes last 0.2-2.5 s).
+                // package-benchmark's 1 s counts the gates' waits, so each further vain wait
+                // would end the benchmark after one more round: stop probing, and let the rest
+                // of the rounds run, counted as outside.
+                vainWaitsInARow += 1
+                if vainWaitsInARow >= Self.vainWaitsBeforeGivingUp { gaveUp = true }
                 return false
             }
             usleep(2_000)
         }
     }
+
+    /// Vain waits in a row after which a team's gates stop probing.
+    public static var vainWaitsBeforeGivingUp: Int { 3 }
 
     /// The most time one team's gates may spend waiting, over all its rounds (warm-up
     /// included, which package-benchmark does not bound by time): past it the team stops

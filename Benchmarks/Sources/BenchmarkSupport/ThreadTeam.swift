@@ -102,9 +102,12 @@ public final class ThreadTeam: @unchecked Sendable {
     /// The gate whose state the rounds outside it missed, named in the report of `stop()`.
     public internal(set) var gateName = "interconnect state \(InterconnectState.requested.rawValue)"
 
-    /// Whether a gate of this team waited its whole patience in vain, after which the team's
-    /// gates stop probing (Interconnect.swift).
-    var gaveUp = false
+    /// Whether this team's gates waited their whole patience in vain too often in a row, after
+    /// which they stop probing (Interconnect.swift).
+    public internal(set) var gaveUp = false
+
+    /// The gates' vain waits since the last probe that found the state asked for.
+    var vainWaitsInARow = 0
 
     /// Counts a round that `awaitInterconnect` could not gate.
     func noteRoundOutsideState() { roundsOutsideState += 1 }

@@ -164,15 +164,21 @@ struct ThreadTeamTests {
         #expect(InterconnectState.any.admits(.nanoseconds(60)) && InterconnectState.any.admits(.seconds(1)))
     }
 
-    @Test("after a whole patience in vain, the gates stop probing: later rounds count at once")
+    @Test("after three whole patiences in vain in a row, the gates stop probing: later rounds count at once")
     func gateGivesUp() {
         let team = ThreadTeam(threads: 1) { _ in }
-        // A pair cost is either quick or slow: asking for quick, then slow, one of the two
-        // waits in vain (a zero patience) and gives up; from then on nothing is probed.
-        team.awaitCore(.quick, patience: .zero)
-        team.awaitCore(.slow, patience: .zero)
+        // A pair cost is either quick or slow: asking for quick, then slow, at least one of the
+        // two waits in vain (a zero patience); three such pairs make at least three vain waits,
+        // and the streak survives an admission only if vain waits still follow it: asking for
+        // each state with a zero patience until three vain waits come in a row gives up.
+        var calls = 0
+        while !team.gaveUp && calls < 1_000 {
+            team.awaitCore(calls % 2 == 0 ? .quick : .slow, patience: .zero)
+            calls += 1
+        }
+        #expect(team.gaveUp)
         let counted = team.roundsOutsideState
-        #expect(counted >= 1)
+        #expect(counted >= ThreadTeam.vainWaitsBeforeGivingUp)
         let start = ContinuousClock.now
         team.awaitCore(.quick, patience: .seconds(60))  // would probe, and could wait, if it had not given up
         team.awaitCore(.slow, patience: .seconds(60))
