@@ -60,12 +60,11 @@ public enum CoreState: String, Sendable, CaseIterable {
     }
 }
 
-/// The word the core probe adds to and subtracts from: its own 128-byte block, touched by no
-/// benchmark, so that the probe's line is always in the probing CPU's cache after its first pass.
+/// The word the core probe adds to and subtracts from. No benchmark touches it, and only
+/// single-thread teams probe (while no other thread of theirs runs), so after the first pass
+/// its line stays in the probing CPU's cache: the probe times the instructions, not a transfer.
 final class CoreProbeWord: Sendable {
     let value = Atomic<Int>(0)
-    private let padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     static let shared = CoreProbeWord()
 }
 

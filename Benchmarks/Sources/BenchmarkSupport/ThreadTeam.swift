@@ -256,7 +256,7 @@ public final class ThreadTeam: @unchecked Sendable {
         #endif
         // The map is kept (a test reads it after stop()); the next start() sets it again.
         if roundsOutsideState > 0 {
-            let line = "\(label): \(roundsOutsideState) of \(completedRounds) rounds were timed outside the \(gateName) (no such state within 2 s\(gaveUp ? ", after which the gates stopped probing" : gateWaitSpent >= ThreadTeam.gateWaitBudget ? ", then the gates' 15 s were spent" : ""); fastest probe \(fastestProbe.map { "\($0)" } ?? "none")\n"
+            let line = "\(label): \(roundsOutsideState) of \(completedRounds) rounds were timed outside the \(gateName) (no such state within 2 s\(gaveUp ? " three times in a row, after which the gates stopped probing" : gateWaitSpent >= ThreadTeam.gateWaitBudget ? ", then the gates' 15 s were spent" : ""); fastest probe \(fastestProbe.map { "\($0)" } ?? "none")\n"
             _ = line.withCString { write(2, $0, strlen($0)) }
         }
     }
