@@ -87,7 +87,7 @@ int ilk_futex_requeue(uint32_t *word, uint32_t expected, int32_t wake_count, uin
     (void)target;
     (void)requeue_count;
     (void)wake_count;
-    if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != expected) return -1;
+    if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != expected) return -EAGAIN;
     ilk_futex_wake(word, INT32_MAX);
     return 0;
 }

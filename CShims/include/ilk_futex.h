@@ -12,21 +12,28 @@
  *       Atomically checks *word == expected and sleeps until woken, or until timeout_ns
  *       nanoseconds have passed on CLOCK_MONOTONIC (timeout_ns < 0: no timeout).
  *       Returns ILK_FUTEX_WOKEN (woken, or a spurious or signal-interrupted return: EINTR is
- *       folded in here), ILK_FUTEX_VALUE_CHANGED (*word != expected on entry: EAGAIN), or
- *       ILK_FUTEX_TIMED_OUT. Every caller must re-check its condition in a loop.
+ *       folded in here), ILK_FUTEX_VALUE_CHANGED (*word != expected on entry: EAGAIN),
+ *       ILK_FUTEX_TIMED_OUT, or a NEGATIVE errno for any other failure (EFAULT, EINVAL,
+ *       ENOSYS, EPERM from a seccomp filter, ...). Such a failure is not a wake-up: it will
+ *       recur on every call, and a caller that looped on it would spin hot forever, so the
+ *       Swift side traps naming the primitive and the errno (FutexWait.swift). Every caller
+ *       must re-check its condition in a loop.
  *   ilk_futex_wait_until(word, expected, deadline_ns)
  *       As above with an absolute deadline on CLOCK_BOOTTIME, the clock of Swift's
  *       ContinuousClock on Linux. The futex timeout runs on CLOCK_MONOTONIC, which stops
  *       during suspend while CLOCK_BOOTTIME does not, so the time left is recomputed before
  *       every wait and the deadline re-checked after it: ILK_FUTEX_TIMED_OUT is returned
  *       only once CLOCK_BOOTTIME has reached the deadline, never early.
- *   ilk_futex_wake(word, count)     wakes up to `count` waiters; returns how many (Linux).
+ *   ilk_futex_wake(word, count)     wakes up to `count` waiters; returns how many (Linux),
+ *                                   or a negative errno when the kernel refuses (a lost wake-up
+ *                                   if ignored: callers trap).
  *   ilk_futex_wake_one / _all       count 1 / INT32_MAX.
  *   ilk_futex_requeue(word, expected, wake, target, requeue)
  *       FUTEX_CMP_REQUEUE: if *word == expected, wakes up to `wake` waiters of `word` and
  *       moves up to `requeue` others to wait on `target` instead (no thundering herd on a
- *       condition broadcast). Returns the number woken plus requeued, or -1 when *word
- *       changed (the caller retries or wakes all). The fallback wakes everyone instead.
+ *       condition broadcast). Returns the number woken plus requeued, -EAGAIN when *word
+ *       changed (the caller retries or wakes all), or another negative errno when the kernel
+ *       refuses. The fallback wakes everyone instead.
  *   ilk_current_thread_id()         the kernel thread id (gettid), cached per thread (the cache
  *                                   is reset in the child of fork()); never 0.
  *   ilk_clock_boottime_ns() / ilk_clock_monotonic_ns()   the clocks, in nanoseconds.
@@ -94,14 +101,16 @@ ILK_INLINE int ilk_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout
         return ILK_FUTEX_VALUE_CHANGED;
     case ETIMEDOUT: /* "The operation in op employed the timeout ... and it expired" */
         return ILK_FUTEX_TIMED_OUT;
-    default: /* EINTR: "interrupted by a signal"; callers treat it as a spurious wake-up */
+    case EINTR: /* "The operation was interrupted by a signal": a spurious wake-up */
         return ILK_FUTEX_WOKEN;
+    default: /* EFAULT, EINVAL, ENOSYS, EPERM (seccomp), ...: persistent, the caller traps */
+        return -errno;
     }
 }
 
 ILK_INLINE int ilk_futex_wake(uint32_t *word, int32_t count) {
     long woken = ilk_futex_syscall(word, FUTEX_WAKE_PRIVATE, (uint32_t)count, NULL, NULL, 0);
-    return woken < 0 ? 0 : (int)woken;
+    return woken < 0 ? -errno : (int)woken;
 }
 
 ILK_INLINE int ilk_futex_requeue(uint32_t *word, uint32_t expected, int32_t wake_count,
@@ -109,7 +118,7 @@ ILK_INLINE int ilk_futex_requeue(uint32_t *word, uint32_t expected, int32_t wake
     /* FUTEX_CMP_REQUEUE passes the requeue limit in the timeout argument's slot. */
     long r = syscall(SYS_futex, word, FUTEX_CMP_REQUEUE_PRIVATE, (uint32_t)wake_count,
                      (unsigned long)(uint32_t)requeue_count, target, expected);
-    return r < 0 ? -1 : (int)r;
+    return r < 0 ? -errno : (int)r; /* EAGAIN: "The value pointed to by uaddr is not equal to val3" */
 }
 
 /* The calling thread's cached kernel id; 0 until first read. One variable for the whole

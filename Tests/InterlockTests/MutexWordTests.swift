@@ -57,11 +57,11 @@ struct MutexWordTests {
         let word = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
         defer { word.deallocate() }
         word.initialize(to: 0)
-        #expect(!_MutexWord.unlock(word))
+        #expect(!_MutexWord.unlock(word, for: .test))
         #expect(word.pointee == 0)
         // And the mutex still works.
         #expect(_MutexWord.tryLock(word))
-        #expect(_MutexWord.unlock(word))
+        #expect(_MutexWord.unlock(word, for: .test))
         #expect(word.pointee == 0)
     }
 
@@ -71,7 +71,7 @@ struct MutexWordTests {
         defer { word.deallocate() }
         for found in [UInt32.max, 2] {  // untouched, or a parker's exchange(2) came in between
             word.initialize(to: found)
-            _MutexWord._undoUnlockOfUnlocked(word)
+            _MutexWord._undoUnlockOfUnlocked(word, .test)
             #expect(word.pointee == 0, "found \(found)")
         }
     }
@@ -98,7 +98,7 @@ struct MutexWordTests {
         lock.unlock()  // finds 2: must store 0 and wake the sleeper
         let woken = lockEventually { waiterDone.load() }
         #expect(woken, "the waiter was not woken by the unlock")
-        if !woken { _ = _Futex.wakeOne(lock._word) }  // rescue it, so that the failing test ends
+        if !woken { _ = _Futex.wakeOne(lock._word, for: .test) }  // rescue it, so that the failing test ends
         waiter.join()
         // Relaxed: the waiter was joined. It re-took the word as 2 and its unlock freed it.
         #expect(ilk_atomic_load_u32(lock._word, ILK_ORDER_RELAXED) == 0)

@@ -381,7 +381,7 @@ struct ReadWriteLockTests {
         if !entered {
             // Rescue it so that the thread can be joined.
             _ = ilk_atomic_fetch_add_u32(lock._rs, 1, ILK_ORDER_RELAXED)
-            _Futex.wakeAll(lock._rs)
+            _Futex.wakeAll(lock._rs, for: .test)
         }
         reader.join()
         #expect(rs() == before &+ 1)

@@ -125,8 +125,14 @@
 //     re-taken next, orders the user's data.
 //   - `waiters`: the increment and the signaller's load are sequentially consistent; the
 //     increment is sequenced before the release of the mutex and the load after the
-//     signaller's acquire of it, which alone makes the count visible; seq_cst also covers a
-//     signaller that publishes its predicate with a seq_cst atomic instead of the mutex. The
+//     signaller's acquire of it, which alone makes the count visible. This argument, like the
+//     no-lost-wake-up invariant above, rests on the signaller changing the predicate while
+//     holding the mutex: a waiter checks its predicate before it counts itself in `waiters`
+//     and reads the sequence, so a signaller that publishes the predicate with an atomic
+//     store and signals without the mutex can do both in that gap, read `waiters` (or the
+//     sequence the waiter is about to read) before the waiter's increment, skip the wake, and
+//     leave the waiter asleep on a predicate that is already true. No ordering can close that
+//     gap, which is why the public rule is "change the predicate under the lock". The
 //     decrement is relaxed: it only lowers an upper bound once the thread no longer sleeps; a
 //     signaller that reads the stale higher value makes one harmless wake call for nobody.
 //   - `sequence`: the waiter's load is relaxed, made under the mutex (every increment that
@@ -169,7 +175,7 @@ internal struct _ConditionState {
 ///
 /// Lock it, check your predicate in a loop and ``wait()`` while it is false; another thread
 /// changes the predicate while holding the lock and then calls ``signal()`` (wake one waiter)
-/// or ``broadcast()`` (wake all):
+/// or ``broadcast()`` (wake all), with the lock held or after releasing it:
 ///
 /// ```swift
 /// condition.lock()
@@ -179,7 +185,11 @@ internal struct _ConditionState {
 ///
 /// Waits may return spuriously, so always re-check the predicate in a loop.
 ///
-/// Built on futexes: the uncontended lock is one compare-and-swap, the unlock one exchange;
+/// - Important: Change the predicate only while holding the lock. A change published some
+///   other way (an atomic store, then a signal without the lock) can fall between a waiter's
+///   check of the predicate and its wait, and that waiter is then never woken.
+///
+/// Built on futexes: the uncontended lock is one compare-and-swap, the unlock one decrement;
 /// ``signal()`` and ``broadcast()`` make no system call when nobody sleeps; ``broadcast()``
 /// moves the sleepers onto the mutex (FUTEX_CMP_REQUEUE) so that they take it one after the
 /// other instead of all waking at once. A waiter spins briefly before it sleeps, for a window
@@ -232,7 +242,7 @@ public final class Condition: Locking, @unchecked Sendable {
     /// A name for diagnostics (trap messages); `nil` until set. Safe from any thread.
     public var name: String? {
         get { _LockNameGuard.withGuard(_field(\.nameGuard, as: UInt32.self)) { _name } }
-        set { _LockNameGuard.withGuard(_field(\.nameGuard, as: UInt32.self)) { _name = newValue } }
+        set { _LockNameGuard.store(newValue, _field(\.nameGuard, as: UInt32.self)) { let old = _name; _name = $0; return old } }
     }
 
     // MARK: - Locking
@@ -240,7 +250,7 @@ public final class Condition: Locking, @unchecked Sendable {
     /// Blocks until the calling thread holds the lock.
     @inlinable @inline(__always)
     public func lock() {
-        _MutexWord.lock(_mutex)
+        _MutexWord.lock(_mutex, for: .condition)
         // Relaxed: read back only by this thread (see the file comment).
         ilk_atomic_store_u32(_owner, ilk_current_thread_id(), ILK_ORDER_RELAXED)
     }
@@ -267,7 +277,7 @@ public final class Condition: Locking, @unchecked Sendable {
         }
         // Relaxed: cleared before the release below, so the next holder's write comes later.
         ilk_atomic_store_u32(owner, 0, ILK_ORDER_RELAXED)
-        _ = _MutexWord.unlock(_mutex)
+        _ = _MutexWord.unlock(_mutex, for: .condition)
     }
 
     // MARK: - Waiting
@@ -347,7 +357,7 @@ public final class Condition: Locking, @unchecked Sendable {
         let observed = ilk_atomic_load_u64(_sequence, ILK_ORDER_RELAXED)
         // Relaxed: cleared before the release below.
         ilk_atomic_store_u32(_owner, 0, ILK_ORDER_RELAXED)
-        _ = _MutexWord.unlock(_mutex)
+        _ = _MutexWord.unlock(_mutex, for: .condition)
         return observed
     }
 
@@ -380,9 +390,9 @@ public final class Condition: Locking, @unchecked Sendable {
         let expected = UInt32(truncatingIfNeeded: observed)
         let result: _Futex.WaitResult
         if let deadline {
-            result = _Futex.wait(_futexWord, expected: expected, until: deadline)
+            result = _Futex.wait(_futexWord, expected: expected, until: deadline, for: .condition)
         } else {
-            result = _Futex.wait(_futexWord, expected: expected)
+            result = _Futex.wait(_futexWord, expected: expected, for: .condition)
         }
         // Relaxed: only lowers an upper bound; a signaller that reads the stale higher value
         // makes one wake call for nobody.
@@ -402,11 +412,11 @@ public final class Condition: Locking, @unchecked Sendable {
         if result == .woken && ilk_atomic_load_u64(_lastRequeued, ILK_ORDER_SEQ_CST) >= observed {
             // Maybe requeued by a broadcast and woken by an unlock: keep the word at 2 so
             // that our unlock wakes the next requeued thread.
-            _MutexWord.lockContended(_mutex)
+            _MutexWord.lockContended(_mutex, for: .condition)
         } else {
             // Not woken through the mutex word: take it as any locker does (one CAS, then the
             // mutex's bounded spin, then parking), so that its unlock makes no system call.
-            _MutexWord.lock(_mutex)
+            _MutexWord.lock(_mutex, for: .condition)
         }
         // Relaxed: read back only by this thread.
         ilk_atomic_store_u32(_owner, me, ILK_ORDER_RELAXED)
@@ -418,7 +428,7 @@ public final class Condition: Locking, @unchecked Sendable {
         _ = ilk_atomic_fetch_add_u64(_sequence, 1, ILK_ORDER_SEQ_CST)
         // Seq_cst: after the increment (file comment, "sleepers"); spinning waiters see the
         // increment and need no system call.
-        if ilk_atomic_load_u32(_sleepers, ILK_ORDER_SEQ_CST) != 0 { _Futex.wakeOne(_futexWord) }
+        if ilk_atomic_load_u32(_sleepers, ILK_ORDER_SEQ_CST) != 0 { _Futex.wakeOne(_futexWord, for: .condition) }
     }
 
     @usableFromInline @inline(never)
@@ -443,21 +453,21 @@ public final class Condition: Locking, @unchecked Sendable {
         let holding = ilk_atomic_load_u32(_owner, ILK_ORDER_RELAXED) == ilk_current_thread_id()
         let futexWord = _futexWord
         let expected = UInt32(truncatingIfNeeded: current)
-        let moved: Int32
+        let moved: Int32?
         if holding {
             // We hold the mutex, so it is 1 or 2 and others only ever write 2 into it while
             // it is held: marking it 2 makes our unlock wake the first requeued thread.
             // Relaxed: no data is published by this mark; the unlock's release does that.
             _ = ilk_atomic_exchange_u32(mutex, 2, ILK_ORDER_RELAXED)
-            moved = ilk_futex_requeue(futexWord, expected, 0, mutex, Int32.max)
+            moved = _Futex.requeue(futexWord, expected: expected, wake: 0, onto: mutex, for: .condition)
         } else {
             // Wake one, which takes the mutex with lockContended (marking it 2 after the
             // requeue), and move the rest.
-            moved = ilk_futex_requeue(futexWord, expected, 1, mutex, Int32.max)
+            moved = _Futex.requeue(futexWord, expected: expected, wake: 1, onto: mutex, for: .condition)
         }
-        if moved < 0 {
+        if moved == nil {
             // The sequence moved under us (a concurrent signal): wake everyone instead.
-            _Futex.wakeAll(futexWord)
+            _Futex.wakeAll(futexWord, for: .condition)
         }
     }
 

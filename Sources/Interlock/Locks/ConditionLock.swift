@@ -138,8 +138,8 @@ internal struct _ConditionLockState {
 ///   (its ``name`` when set). The lock is not recursive, and the thread that locks must be
 ///   the one that unlocks.
 public final class ConditionLock: Locking, @unchecked Sendable {
-    // Read and written only through `_state` after init; the first stored property, so at a
-    // fixed offset of the object's one allocation.
+    // Read and written only through the field pointers below after init; the first stored
+    // property, so at a fixed offset of the object's one allocation.
     @usableFromInline internal var _storage: _ConditionLockState
     // Guarded by the `nameGuard` word; never touched on a hot path.
     @usableFromInline internal var _name: String?
@@ -150,18 +150,10 @@ public final class ConditionLock: Locking, @unchecked Sendable {
         _name = nil
     }
 
-    /// The address of the state: fixed for the object's lifetime.
-    @inlinable @inline(__always)
-    internal var _state: UnsafeMutablePointer<_ConditionLockState> {
-        // SAFETY: `_storage` is the first stored property of this final class; objects never
-        // move, and `self` is alive for the call.
-        _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: _ConditionLockState.self)
-    }
-
     /// The address of a field of the state: fixed for the object's lifetime. Fields are reached
-    /// one by one, never by an in-place update through `_state.pointee`, which would be an
-    /// access to the whole state, mutex word included (ThreadSanitizer rightly reports such an
-    /// access against the mutex's atomics).
+    /// one by one through their own addresses, never through a pointer to the whole state,
+    /// so that no access can cover the mutex word beside them (ThreadSanitizer would rightly
+    /// report one against the mutex's atomics).
     @inlinable @inline(__always)
     internal func _field<T>(_ field: KeyPath<_ConditionLockState, T>, as type: T.Type) -> UnsafeMutablePointer<T> {
         _stateField(of: self, field, as: type)
@@ -173,6 +165,13 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     @inlinable @inline(__always) internal var _waiterCount: UnsafeMutablePointer<Int> { _field(\.waiterCount, as: Int.self) }
     @inlinable @inline(__always) internal var _spinWindowWord: UnsafeMutablePointer<UInt32> { _field(\.spinWindow, as: UInt32.self) }
     @inlinable @inline(__always) internal var _nameGuard: UnsafeMutablePointer<UInt32> { _field(\.nameGuard, as: UInt32.self) }
+    /// The waiter list's ends: read and written only under the mutex.
+    @inlinable @inline(__always) internal var _head: UnsafeMutablePointer<UnsafeMutablePointer<_ConditionLockWaiter>?> {
+        _field(\.head, as: UnsafeMutablePointer<_ConditionLockWaiter>?.self)
+    }
+    @inlinable @inline(__always) internal var _tail: UnsafeMutablePointer<UnsafeMutablePointer<_ConditionLockWaiter>?> {
+        _field(\.tail, as: UnsafeMutablePointer<_ConditionLockWaiter>?.self)
+    }
 
     /// The current condition: a snapshot, which may change as soon as it is read unless the
     /// caller holds the lock.
@@ -184,7 +183,7 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     /// A name for diagnostics (trap messages); `nil` until set. Safe from any thread.
     public var name: String? {
         get { _LockNameGuard.withGuard(_nameGuard) { _name } }
-        set { _LockNameGuard.withGuard(_nameGuard) { _name = newValue } }
+        set { _LockNameGuard.store(newValue, _nameGuard) { let old = _name; _name = $0; return old } }
     }
 
     // MARK: - Locking
@@ -192,7 +191,7 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     /// Blocks until the calling thread holds the lock, whatever the condition.
     @inlinable @inline(__always)
     public func lock() {
-        _MutexWord.lock(_mutex)
+        _MutexWord.lock(_mutex, for: .conditionLock)
     }
 
     /// Takes the lock if it is free at once, whatever the condition.
@@ -207,13 +206,13 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     ///   passed makes this a ``tryLock()``.
     @inlinable
     public func lock(before deadline: ContinuousClock.Instant) -> Bool {
-        _MutexWord.lock(_mutex, before: deadline)
+        _MutexWord.lock(_mutex, before: deadline, for: .conditionLock)
     }
 
     /// Blocks until the lock is free and its condition equals `condition`, then takes it.
     @inlinable
     public func lock(whenCondition condition: Int) {
-        _MutexWord.lock(_mutex)
+        _MutexWord.lock(_mutex, for: .conditionLock)
         // Relaxed: read under the mutex, whose acquire orders it.
         if _fastPath(ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition) { return }
         _ = _waitForCondition(condition, deadline: nil)
@@ -227,7 +226,7 @@ public final class ConditionLock: Locking, @unchecked Sendable {
         // Relaxed: read under the mutex.
         if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition { return true }
         // Nothing changed: release without handing out a wake (file comment, invariants).
-        _ = _MutexWord.unlock(_mutex)
+        _ = _MutexWord.unlock(_mutex, for: .conditionLock)
         return false
     }
 
@@ -237,11 +236,11 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     ///   passed makes this a ``tryLock(whenCondition:)``.
     @inlinable
     public func lock(whenCondition condition: Int, before deadline: ContinuousClock.Instant) -> Bool {
-        guard _MutexWord.lock(_mutex, before: deadline) else { return false }
+        guard _MutexWord.lock(_mutex, before: deadline, for: .conditionLock) else { return false }
         // Relaxed: read under the mutex.
         if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition { return true }
         if ContinuousClock.now >= deadline {
-            _ = _MutexWord.unlock(_mutex)
+            _ = _MutexWord.unlock(_mutex, for: .conditionLock)
             return false
         }
         return _waitForCondition(condition, deadline: deadline)
@@ -279,8 +278,8 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     internal func _unlock(setting condition: Int) {
         // Release: pairs with the acquire of the public `condition` getter.
         ilk_atomic_store_iptr(_conditionWord, condition, ILK_ORDER_RELEASE)
-        if _fastPath(_state.pointee.head == nil) {
-            _ = _MutexWord.unlock(_mutex)
+        if _fastPath(_head.pointee == nil) {
+            _ = _MutexWord.unlock(_mutex, for: .conditionLock)
             return
         }
         _unlockHandingOff(condition)
@@ -289,15 +288,14 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     /// Unlocks when waiters are listed: unlink the first for `condition`, release, wake it.
     @usableFromInline @inline(never)
     internal func _unlockHandingOff(_ condition: Int) {
-        let state = _state
         var previous: UnsafeMutablePointer<_ConditionLockWaiter>? = nil
-        var current = state.pointee.head
+        var current = _head.pointee
         while let record = current, record.pointee.condition != condition {
             previous = record
             current = record.pointee.next
         }
         guard let chosen = current else {
-            _ = _MutexWord.unlock(_mutex)
+            _ = _MutexWord.unlock(_mutex, for: .conditionLock)
             return
         }
         _unlink(chosen, after: previous)
@@ -306,11 +304,12 @@ public final class ConditionLock: Locking, @unchecked Sendable {
             .assumingMemoryBound(to: UInt32.self)
         // Release: pairs with the waiter's acquire poll; the record is untouched by us after.
         let asleep = ilk_atomic_exchange_u32(word, 1, ILK_ORDER_RELEASE) == 2
-        _ = _MutexWord.unlock(_mutex)
+        _ = _MutexWord.unlock(_mutex, for: .conditionLock)
         // After the release, so the woken thread finds the mutex free; only for a waiter that
         // went to sleep (a spinning one sees the 1). May land on a dead stack address: at
-        // worst a spurious wake (file comment, invariants).
-        if asleep { _Futex.wakeOne(word) }
+        // worst a spurious wake (file comment, invariants); a private wake never touches the
+        // page, so even an unmapped one is not an EFAULT.
+        if asleep { _Futex.wakeOne(word, for: .conditionLock) }
     }
 
     /// Removes `record` from the list; `previous` is its predecessor (nil when it is the head).
@@ -319,10 +318,9 @@ public final class ConditionLock: Locking, @unchecked Sendable {
         _ record: UnsafeMutablePointer<_ConditionLockWaiter>,
         after previous: UnsafeMutablePointer<_ConditionLockWaiter>?
     ) {
-        let state = _state
         let next = record.pointee.next
-        if let previous { previous.pointee.next = next } else { state.pointee.head = next }
-        if state.pointee.tail == record { state.pointee.tail = previous }
+        if let previous { previous.pointee.next = next } else { _head.pointee = next }
+        if _tail.pointee == record { _tail.pointee = previous }
         record.pointee.next = nil
         _waiterCount.pointee -= 1
     }
@@ -340,23 +338,23 @@ public final class ConditionLock: Locking, @unchecked Sendable {
             let word = UnsafeMutableRawPointer(record)
                 .advanced(by: MemoryLayout<_ConditionLockWaiter>.offset(of: \.word)!)
                 .assumingMemoryBound(to: UInt32.self)
-            let state = _state
+            let head = _head, tail = _tail
             while true {
                 // Step 1 (holding the mutex).
                 record.initialize(to: _ConditionLockWaiter(condition: condition))
-                if let tail = state.pointee.tail { tail.pointee.next = record } else { state.pointee.head = record }
-                state.pointee.tail = record
+                if let last = tail.pointee { last.pointee.next = record } else { head.pointee = record }
+                tail.pointee = record
                 let waiterCount = _waiterCount
                 waiterCount.pointee += 1
                 // Spin only while at most one other thread waits: with more, spinners would
                 // take the cores that the holder needs (AdaptiveSpin.swift).
                 let spinning = waiterCount.pointee <= _conditionSpinMaxWaiters
-                _ = _MutexWord.unlock(_mutex)
+                _ = _MutexWord.unlock(_mutex, for: .conditionLock)
 
                 // Step 2: spin, then sleep, until an unlocker hands us a wake (word 1).
                 let timedOut = _awaitHandOff(word, spinning: spinning, deadline: deadline)
                 // Step 3.
-                _MutexWord.lock(_mutex)
+                _MutexWord.lock(_mutex, for: .conditionLock)
                 // Relaxed: under the mutex; every store of 1 was made under it.
                 if ilk_atomic_load_u32(word, ILK_ORDER_RELAXED) != 1 {
                     _unlinkListed(record)
@@ -366,7 +364,7 @@ public final class ConditionLock: Locking, @unchecked Sendable {
                 // Step 4. Relaxed: read under the mutex.
                 if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition { return true }
                 if timedOut {
-                    _ = _MutexWord.unlock(_mutex)
+                    _ = _MutexWord.unlock(_mutex, for: .conditionLock)
                     return false
                 }
             }
@@ -396,12 +394,12 @@ public final class ConditionLock: Locking, @unchecked Sendable {
         // Acquire: pairs with the unlocker's release exchange to 1.
         while ilk_atomic_load_u32(word, ILK_ORDER_ACQUIRE) != 1 {
             if let deadline {
-                if _Futex.wait(word, expected: 2, until: deadline) == .timedOut {
+                if _Futex.wait(word, expected: 2, until: deadline, for: .conditionLock) == .timedOut {
                     timedOut = true
                     break
                 }
             } else {
-                _ = _Futex.wait(word, expected: 2)
+                _ = _Futex.wait(word, expected: 2, for: .conditionLock)
             }
         }
         _AdaptiveSpin.learnFromSleep(
@@ -413,7 +411,7 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     @usableFromInline
     internal func _unlinkListed(_ record: UnsafeMutablePointer<_ConditionLockWaiter>) {
         var previous: UnsafeMutablePointer<_ConditionLockWaiter>? = nil
-        var current = _state.pointee.head
+        var current = _head.pointee
         while let candidate = current, candidate != record {
             previous = candidate
             current = candidate.pointee.next

@@ -13,7 +13,7 @@
 // The words are reached through `_getUnsafePointerToStoredProperties` and C11 atomics only;
 // Swift never loads or stores `_words` as a property after `init`.
 //
-// Costs: `lock()` is one inline CAS when the lock is free, `unlock()` one inline exchange,
+// Costs: `lock()` is one inline CAS when the lock is free, `unlock()` one inline decrement,
 // with a system call only when a thread is parked.
 
 import CInterlock
@@ -42,15 +42,7 @@ public final class Lock: Locking, @unchecked Sendable {
     /// Safe to read and set from any thread, holding the lock or not.
     public var name: String? {
         get { _LockNameGuard.withGuard(_nameGuard) { _name } }
-        set {
-            // The old String is released after the guard is dropped.
-            let old = _LockNameGuard.withGuard(_nameGuard) { () -> String? in
-                let old = _name
-                _name = newValue
-                return old
-            }
-            _ = old
-        }
+        set { _LockNameGuard.store(newValue, _nameGuard) { let old = _name; _name = $0; return old } }
     }
 
     @inlinable @inline(__always)
@@ -66,7 +58,7 @@ public final class Lock: Locking, @unchecked Sendable {
     /// Blocks until the calling thread holds the lock.
     @inlinable @inline(__always)
     public func lock() {
-        _MutexWord.lock(_word)
+        _MutexWord.lock(_word, for: .lock)
     }
 
     /// Takes the lock if it is free, without waiting.
@@ -84,14 +76,14 @@ public final class Lock: Locking, @unchecked Sendable {
     ///   passed first.
     @inlinable @inline(__always)
     public func lock(before deadline: ContinuousClock.Instant) -> Bool {
-        _MutexWord.lock(_word, before: deadline)
+        _MutexWord.lock(_word, before: deadline, for: .lock)
     }
 
     /// Releases the lock, which the calling thread must hold.
     /// - Warning: Unlocking a lock that is not locked traps with a message naming the lock.
     @inlinable @inline(__always)
     public func unlock() {
-        if _slowPath(!_MutexWord.unlock(_word)) { _unlockedMisuse() }
+        if _slowPath(!_MutexWord.unlock(_word, for: .lock)) { _unlockedMisuse() }
     }
 
     @usableFromInline @inline(never)

@@ -26,6 +26,17 @@ internal enum _LockNameGuard {
         }
         return body()
     }
+
+    /// Stores `newValue` with the guard held, through `exchange`, which stores its argument and
+    /// returns the previous name. The previous String is released after the guard is dropped,
+    /// so that no deallocation runs while other threads spin on the guard.
+    @usableFromInline
+    internal static func store(
+        _ newValue: String?, _ word: UnsafeMutablePointer<UInt32>, _ exchange: (String?) -> String?
+    ) {
+        let previous = withGuard(word) { exchange(newValue) }
+        _ = previous
+    }
 }
 
 /// The address of `field` of the state struct that is the first stored property of `object`

@@ -47,7 +47,7 @@
 //
 // Memory ordering:
 //   - Every operation that takes the mutex (the CASes and exchanges that find 0) is an
-//     acquire; the unlock exchange is a release. They pair: the critical section of one
+//     acquire; the unlock's decrement is a release. They pair: the critical section of one
 //     holder happens-before that of the next. An exchange(2) that finds 1 or 2 takes
 //     nothing, and acquire on it is merely harmless. After a 2 -> 1 decrement the store of 0
 //     is a release too: the next holder reads 0 from that store, not from the decrement.
@@ -97,43 +97,45 @@ internal enum _MutexWord {
     /// - Returns: `true` when the caller now holds it.
     @inlinable @inline(__always)
     internal static func tryLock(_ word: UnsafeMutablePointer<UInt32>) -> Bool {
-        // Acquire on success: pairs with the release exchange of the previous unlock.
+        // Acquire on success: pairs with the release decrement (or store of 0) of the previous unlock.
         // Relaxed on failure: nothing is taken, nothing is read under the lock.
         ilk_atomic_cas_value_u32(word, 0, 1, ILK_ORDER_ACQUIRE, ILK_ORDER_RELAXED) == 0
     }
 
     /// Blocks until the caller holds the mutex. Fast path one CAS inline.
     @inlinable @inline(__always)
-    internal static func lock(_ word: UnsafeMutablePointer<UInt32>) {
-        if _slowPath(!tryLock(word)) { _lockSlow(word) }
+    internal static func lock(_ word: UnsafeMutablePointer<UInt32>, for user: _FutexUser) {
+        if _slowPath(!tryLock(word)) { _lockSlow(word, user) }
     }
 
     /// Takes the mutex before `deadline` or returns `false`; never `false` before it.
     /// A deadline already passed makes this a `tryLock`.
     @inlinable @inline(__always)
-    internal static func lock(_ word: UnsafeMutablePointer<UInt32>, before deadline: ContinuousClock.Instant) -> Bool {
+    internal static func lock(
+        _ word: UnsafeMutablePointer<UInt32>, before deadline: ContinuousClock.Instant, for user: _FutexUser
+    ) -> Bool {
         if _fastPath(tryLock(word)) { return true }
-        return _lockSlow(word, before: deadline)
+        return _lockSlow(word, before: deadline, user)
     }
 
     /// Acquires leaving the word in the contended state (2), for a thread that was parked
     /// elsewhere (requeued from a condition variable onto this word) and must assume others
     /// are parked here too.
     @inlinable
-    internal static func lockContended(_ word: UnsafeMutablePointer<UInt32>) {
-        _lockParking(word)
+    internal static func lockContended(_ word: UnsafeMutablePointer<UInt32>, for user: _FutexUser) {
+        _lockParking(word, user)
     }
 
     /// Releases the mutex; wakes one parked thread when the word said there may be one.
     /// - Returns: `false` when the mutex was not locked (the caller traps, naming itself).
     @inlinable @inline(__always)
-    internal static func unlock(_ word: UnsafeMutablePointer<UInt32>) -> Bool {
+    internal static func unlock(_ word: UnsafeMutablePointer<UInt32>, for user: _FutexUser) -> Bool {
         // Release (both forms): pairs with the acquiring CAS/exchange of the next holder.
         // The assembly form unless ThreadSanitizer's runtime is linked in (ilk_flag_asm.h).
         let outcome = _fastPath(ilk_flag_asm_usable())
             ? ilk_mutex_release_asm(word) : ilk_mutex_release_builtin(word)
         if _fastPath(outcome == ILK_MUTEX_RELEASED) { return true }
-        return _unlockSlow(word, outcome)
+        return _unlockSlow(word, outcome, user)
     }
 
     /// Whether the mutex is held by anyone, as a relaxed snapshot (for diagnostics).
@@ -147,16 +149,18 @@ internal enum _MutexWord {
 
     /// The unlock's decrement found 2 (sleepers maybe) or 0 (not locked).
     @usableFromInline @inline(never)
-    internal static func _unlockSlow(_ word: UnsafeMutablePointer<UInt32>, _ outcome: UInt32) -> Bool {
+    internal static func _unlockSlow(
+        _ word: UnsafeMutablePointer<UInt32>, _ outcome: UInt32, _ user: _FutexUser
+    ) -> Bool {
         if outcome == ILK_MUTEX_NOT_LOCKED {
-            _undoUnlockOfUnlocked(word)
+            _undoUnlockOfUnlocked(word, user)
             return false
         }
         // The word went 2 -> 1 and nobody can take it from 1 (the CAS wants 0): free it.
         // Release: the next holder's acquire reads 0 from this store (the file comment).
         ilk_atomic_store_u32(word, 0, ILK_ORDER_RELEASE)
         // Someone may be parked; wake exactly one (no thundering herd).
-        _Futex.wakeOne(word)
+        _Futex.wakeOne(word, for: user)
         return true
     }
 
@@ -164,29 +168,31 @@ internal enum _MutexWord {
     /// the caller traps: the word is never left corrupt. A thread that met 0xFFFFFFFF took the
     /// mutex for held; if one wrote 2 to park, the undo releases as a contended unlock does.
     @usableFromInline @inline(never)
-    internal static func _undoUnlockOfUnlocked(_ word: UnsafeMutablePointer<UInt32>) {
+    internal static func _undoUnlockOfUnlocked(_ word: UnsafeMutablePointer<UInt32>, _ user: _FutexUser) {
         // Release on success, as an unlock's; relaxed on failure: nothing read depends on it.
         if ilk_atomic_cas_value_u32(word, UInt32.max, 0, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED) != UInt32.max {
             // Release: as the contended unlock's store of 0.
             ilk_atomic_store_u32(word, 0, ILK_ORDER_RELEASE)
-            _Futex.wakeOne(word)
+            _Futex.wakeOne(word, for: user)
         }
     }
 
     @usableFromInline @inline(never)
-    internal static func _lockSlow(_ word: UnsafeMutablePointer<UInt32>) {
+    internal static func _lockSlow(_ word: UnsafeMutablePointer<UInt32>, _ user: _FutexUser) {
         if _spin(word) { return }
-        _lockParking(word)
+        _lockParking(word, user)
     }
 
     @usableFromInline @inline(never)
-    internal static func _lockSlow(_ word: UnsafeMutablePointer<UInt32>, before deadline: ContinuousClock.Instant) -> Bool {
+    internal static func _lockSlow(
+        _ word: UnsafeMutablePointer<UInt32>, before deadline: ContinuousClock.Instant, _ user: _FutexUser
+    ) -> Bool {
         // A deadline already passed is a try, and the try has failed.
         if ContinuousClock.now >= deadline { return false }
         if _spin(word) { return true }
         // Acquire: pairs with the unlock's release when this finds 0 (see _lockParking).
         while ilk_atomic_exchange_u32(word, 2, ILK_ORDER_ACQUIRE) != 0 {
-            if _Futex.wait(word, expected: 2, until: deadline) == .timedOut {
+            if _Futex.wait(word, expected: 2, until: deadline, for: user) == .timedOut {
                 // The word stays 2 ("maybe waiters"): at worst the holder makes one wake
                 // call for nobody. No wake-up was consumed: a woken wait returns .woken.
                 return false
@@ -197,11 +203,11 @@ internal enum _MutexWord {
 
     /// Parks until the exchange(2) finds the mutex free; the caller then holds it as 2.
     @usableFromInline @inline(never)
-    internal static func _lockParking(_ word: UnsafeMutablePointer<UInt32>) {
+    internal static func _lockParking(_ word: UnsafeMutablePointer<UInt32>, _ user: _FutexUser) {
         // Acquire: when the exchange finds 0 the caller takes the mutex; pairs with the
-        // release exchange of the unlock that wrote 0.
+        // release decrement or store of the unlock that wrote 0.
         while ilk_atomic_exchange_u32(word, 2, ILK_ORDER_ACQUIRE) != 0 {
-            _ = _Futex.wait(word, expected: 2)
+            _ = _Futex.wait(word, expected: 2, for: user)
         }
     }
 

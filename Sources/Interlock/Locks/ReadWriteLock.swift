@@ -343,7 +343,7 @@ public final class ReadWriteLock: @unchecked Sendable {
 
     @usableFromInline @inline(never)
     internal func _wakeClaimant() {
-        _Futex.wakeOne(_rLow)
+        _Futex.wakeOne(_rLow, for: .readWriteLock)
     }
 
     /// Takes back the optimistic increment of a reader that may not stay.
@@ -569,7 +569,7 @@ public final class ReadWriteLock: @unchecked Sendable {
     internal func _wakeReaders() {
         // Release: pairs with the acquire load of RS in `_sleepAsReader`.
         _ = ilk_atomic_fetch_add_u32(_rs, 1, ILK_ORDER_RELEASE)
-        _Futex.wakeAll(_rs)
+        _Futex.wakeAll(_rs, for: .readWriteLock)
     }
 
     /// Wakes one writer sleeping on N.
@@ -577,7 +577,7 @@ public final class ReadWriteLock: @unchecked Sendable {
     internal func _wakeWriter() {
         // Release: pairs with the acquire load of N in `_lockWriteSlow`.
         _ = ilk_atomic_fetch_add_u32(_n, 1, ILK_ORDER_RELEASE)
-        _Futex.wakeOne(_n)
+        _Futex.wakeOne(_n, for: .readWriteLock)
     }
 
     /// The release of a claimant that saw a starving reader registered: grant every registered
@@ -697,8 +697,8 @@ public final class ReadWriteLock: @unchecked Sendable {
                 continue
             }
             let wakeAt = _waitLimit(starving ? deadline : Swift.min(deadline ?? starveAt, starveAt))
-            let result = wakeAt.map { _Futex.wait(_rs, expected: sequence, until: $0) }
-                ?? _Futex.wait(_rs, expected: sequence)
+            let result = wakeAt.map { _Futex.wait(_rs, expected: sequence, until: $0, for: .readWriteLock) }
+                ?? _Futex.wait(_rs, expected: sequence, for: .readWriteLock)
             if result == .timedOut {
                 if let deadline, ContinuousClock.now >= deadline {
                     timedOut = true
@@ -808,9 +808,9 @@ public final class ReadWriteLock: @unchecked Sendable {
             // Seq_cst: the sleeper's look at W, after its registration and membarrier.
             if ilk_atomic_load_u32(_w, ILK_ORDER_SEQ_CST) & _RW.claimed == 0 { continue }
             if let limit = _waitLimit(deadline) {
-                _ = _Futex.wait(_n, expected: sequence, until: limit)
+                _ = _Futex.wait(_n, expected: sequence, until: limit, for: .readWriteLock)
             } else {
-                _ = _Futex.wait(_n, expected: sequence)
+                _ = _Futex.wait(_n, expected: sequence, for: .readWriteLock)
             }
         }
     }
@@ -861,9 +861,9 @@ public final class ReadWriteLock: @unchecked Sendable {
                 return false
             }
             if let deadline {
-                _ = _Futex.wait(_rLow, expected: UInt32(truncatingIfNeeded: readers), until: deadline)
+                _ = _Futex.wait(_rLow, expected: UInt32(truncatingIfNeeded: readers), until: deadline, for: .readWriteLock)
             } else {
-                _ = _Futex.wait(_rLow, expected: UInt32(truncatingIfNeeded: readers))
+                _ = _Futex.wait(_rLow, expected: UInt32(truncatingIfNeeded: readers), for: .readWriteLock)
             }
             // Acquire: as above.
             readers = ilk_atomic_load_u64(_r, ILK_ORDER_ACQUIRE)

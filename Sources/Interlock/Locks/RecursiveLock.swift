@@ -56,15 +56,7 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     /// Safe to read and set from any thread, holding the lock or not.
     public var name: String? {
         get { _LockNameGuard.withGuard(_words + 3) { _name } }
-        set {
-            // The old String is released after the guard is dropped.
-            let old = _LockNameGuard.withGuard(_words + 3) { () -> String? in
-                let old = _name
-                _name = newValue
-                return old
-            }
-            _ = old
-        }
+        set { _LockNameGuard.store(newValue, _words + 3) { let old = _name; _name = $0; return old } }
     }
 
     @inlinable @inline(__always)
@@ -99,7 +91,7 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     public func lock() {
         let tid = ilk_current_thread_id()
         if _relock(tid) { return }
-        _MutexWord.lock(_words)
+        _MutexWord.lock(_words, for: .recursiveLock)
         _own(tid)
     }
 
@@ -124,7 +116,7 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     public func lock(before deadline: ContinuousClock.Instant) -> Bool {
         let tid = ilk_current_thread_id()
         if _relock(tid) { return true }
-        guard _MutexWord.lock(_words, before: deadline) else { return false }
+        guard _MutexWord.lock(_words, before: deadline, for: .recursiveLock) else { return false }
         _own(tid)
         return true
     }
@@ -143,7 +135,7 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
         if depth.pointee == 0 {
             // Relaxed: cleared before the mutex's release, which publishes it to the next holder.
             ilk_atomic_store_u32(_words + 1, 0, ILK_ORDER_RELAXED)
-            _ = _MutexWord.unlock(_words)
+            _ = _MutexWord.unlock(_words, for: .recursiveLock)
         }
     }
 
