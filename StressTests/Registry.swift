@@ -19,7 +19,7 @@
 enum WorkloadRegistry {
     /// All workloads, in run order.
     static let all: [Workload] = [
-        // Atomics (issue 2)
+        // Atomics
         .atomicIncrement64,
         .atomicAddWrapping32,
         .atomicCASLoop,
@@ -27,7 +27,7 @@ enum WorkloadRegistry {
         .atomicExchangeConservation,
         .atomicBoolHandoff,
         .atomicTestAndSetBitmap,
-        // Locks (issue 3)
+        // Locks
         .lockMutualExclusion,
         .spinLockMutualExclusion,
         .recursiveLockNesting,
@@ -35,9 +35,9 @@ enum WorkloadRegistry {
         .readWriteLockTimeouts,
         .conditionBoundedBuffer,
         .conditionLockTokenRing,
-        // Distributed lock (issue 4)
+        // Distributed lock
         .distributedLockProcesses,
-        // Lock-free queues (issue 5)
+        // Lock-free queues
         .lockFreeStackTransfer,
         .lockFreeStackAlternating,
         .lockFreeQueueTransfer,

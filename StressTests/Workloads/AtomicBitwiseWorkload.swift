@@ -11,7 +11,7 @@
 // - a thread's own bits are exactly what it last made them (only it writes them): a
 //   non-atomic read-modify-write elsewhere writes back a stale copy of them and is caught;
 // - the sentinel is set (no operation changes a bit outside its mask);
-// - the return conventions of API.md: the bitwise operations return the NEW value,
+// - the documented return conventions: the bitwise operations return the NEW value,
 //   testAndSet/testAndClear the bit's OLD state.
 // At the end every word equals the sentinel plus the union of its owners' final bits.
 // Orderings alternate between relaxed and sequentially consistent: all of the above concerns a

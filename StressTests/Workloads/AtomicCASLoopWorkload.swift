@@ -5,7 +5,7 @@
 // Invariants:
 // - the final value is exactly the number of successful CASes: a CAS that is not atomic
 //   (compare, then store) lets two threads succeed from the same expected value and loses one;
-// - the CAS is strong (API.md): `compareExchange` reports `exchanged == false` only when the
+// - the CAS is strong (as documented): `compareExchange` reports `exchanged == false` only when the
 //   value it found differs from `expected`, and `original == expected` when it succeeds;
 // - the values a thread installs strictly increase (the counter only grows).
 // Even threads use `compareExchange` and retry from the `original` it returns; odd threads use

@@ -3,7 +3,7 @@
 // Invariants:
 // - the final value is exactly the sum of every delta added (a non-atomic read-modify-write
 //   loses updates when two threads read the same value, so the total comes out short);
-// - `increment` and `add` return the NEW value (API.md), so a thread's result is at least its
+// - `increment` and `add` return the NEW value (as documented), so a thread's result is at least its
 //   previous result plus its delta: other threads only ever add more, and no wrap-around can
 //   happen in a run (2^63 is out of reach).
 // Thread i alternates `increment()` with `add(i + 2)`, so that each thread's contribution is

@@ -16,7 +16,7 @@
 //   acquire/release orders the plain accesses, so ThreadSanitizer checks the orderings too);
 // - the bitmap is all zero at the end;
 // - before the run, the numbering: on a zeroed bitmap bit 0 is 0x80 of byte 0, bit 15 is 0x01
-//   of byte 1 (API.md).
+//   of byte 1 (OSAtomicTestAndSet's numbering).
 
 import Interlock
 

@@ -1,7 +1,7 @@
 // Stress workload `atomic-add-32-wrap`: every thread adds to and subtracts from one
 // AtomicInt32 with deltas near 2^30, so the value wraps around Int32's range all the time.
 //
-// Invariant: arithmetic is modulo 2^32 (API.md: "wraps on overflow, as in C"), so the final
+// Invariant: arithmetic is modulo 2^32 (the documented contract: "wraps on overflow, as in C"), so the final
 // value is the start plus the sum of all deltas, truncated to 32 bits. The sum is kept in
 // Int64 with wrapping arithmetic, which agrees with Int32 arithmetic modulo 2^32. A lost
 // update drops a delta that is large and odd, so it shows in the low 32 bits.

@@ -1,6 +1,6 @@
 // Every operation of every atomic integer type (AtomicInt32, AtomicInt64, AtomicInt,
-// AtomicUInt32, AtomicUInt64, AtomicUInt), single-threaded: the return conventions of
-// API.md (arithmetic and bitwise operations return the NEW value, exchange the old one,
+// AtomicUInt32, AtomicUInt64, AtomicUInt), single-threaded: the documented return conventions
+// (arithmetic and bitwise operations return the NEW value, exchange the old one,
 // compareExchange (exchanged, original), compareAndSwap a Bool, testAndSet/testAndClear the
 // old bit with bit 0 the least significant), every ordering valid for each operation, and
 // wrap-around on overflow. Each test runs over every type × every valid ordering.

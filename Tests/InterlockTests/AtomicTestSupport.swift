@@ -6,9 +6,9 @@ import Testing
 
 /// Every ordering: all are valid for read-modify-write operations and fences.
 let allOrders: [MemoryOrder] = [.relaxed, .acquire, .release, .acquireRelease, .sequentiallyConsistent]
-/// The orderings API.md allows for a load.
+/// The orderings a load accepts.
 let loadOrders: [MemoryOrder] = [.relaxed, .acquire, .sequentiallyConsistent]
-/// The orderings API.md allows for a store.
+/// The orderings a store accepts.
 let storeOrders: [MemoryOrder] = [.relaxed, .release, .sequentiallyConsistent]
 
 /// A check that can run over any atomic integer type.

@@ -3,7 +3,7 @@
 //
 // Why spin at all: waking a sleeping thread costs the waker a system call and the sleeper a
 // trip through the scheduler, and on an idle core (deep C-state, or a virtual CPU the host has
-// descheduled) tens of microseconds; on the 2-core development VM, a condition ping-pong paid
+// descheduled) tens of microseconds; on a 2-vCPU virtual machine, a condition ping-pong paid
 // 20-40 us per hand-off that way (pthread's condvar and NSCondition, which never spin, still
 // do). A waiter that is still spinning when it is signalled costs neither side a system call.
 //

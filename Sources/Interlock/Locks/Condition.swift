@@ -21,16 +21,11 @@
 // may still be counted; with more waiters (a broadcast to a crowd), spinners would take the
 // cores that the thread they wait for needs, so they sleep at once.
 //
-// Measured (Benchmarks/ConditionBenchmarks, 2-core VM, quiet, median per round trip of a
-// two-thread ping-pong): pthread condvar 40-54 us, NSCondition 40-54 us (every hand-off is a
-// wake-up of an idle virtual CPU); this file 0.18-0.23 us. A fixed 4 us spin instead of the
-// adaptive window flipped between 0.2 us and 15 us from run to run (once a wake-up took longer
-// than the spin, the partner had stopped spinning too, and every hand-off slept); spinning
-// with three waiters on two cores made the broadcast hand-off ring of ConditionBenchmarks
-// twice as slow, hence the waiter limit. Under load (two CPU hogs on the two cores) every
-// contender, old or new, varied between 2 and 45 us from run to run: no regression could be
-// told from the noise. The README has the final table.
-//
+// Deciding figures (Benchmarks/README.md, "Design measurements"): a two-thread ping-pong costs
+// about 0.2 us per round trip with the adaptive window against 40-54 us for pthread's condvar;
+// a fixed 4 us spin flipped between 0.2 and 15 us from run to run; spinning with three waiters
+// on two cores made the broadcast hand-off ring twice as slow, hence the waiter limit.
+
 // State (one struct, the first stored property of the object, at a fixed address). The mutex
 // and the sequence share a cache line on purpose: every hand-off touches both (the signaller
 // bumps the sequence under the mutex; the woken waiter takes the mutex), so separate lines

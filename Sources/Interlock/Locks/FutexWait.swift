@@ -2,7 +2,7 @@
 //
 // What it is: the one place where a `ContinuousClock.Instant` becomes a futex timeout, so
 // that every timed lock form (Lock, RecursiveLock, ReadWriteLock, Condition, ConditionLock)
-// keeps the promise of API.md: a timed call never reports a timeout before its deadline.
+// keeps the promise of its documentation: a timed call never reports a timeout before its deadline.
 //
 // How: the shim's `ilk_futex_wait_until` sleeps until an absolute CLOCK_BOOTTIME deadline,
 // never returning ILK_FUTEX_TIMED_OUT early on that clock. A `ContinuousClock.Instant` is

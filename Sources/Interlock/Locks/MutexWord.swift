@@ -57,28 +57,13 @@
 //
 // Spinning: a waiter looks at the word after 1, 2, 4, 8, ... pause rounds (each doubled round
 // count plus a jitter below it, from the cycle counter, so that two waiters drift apart), and
-// parks once the next wait would exceed `_spinBudget` = 150 pauses in all (about 4 us on the
-// development machine, where a pause takes 25 ns; about 6 looks). Polling the word on every
-// pause, as this lock did before, keeps stealing the cache line from the holder, who must take
-// it back for its unlock and its next lock; backing off lets the holder run several critical
-// sections in a row. The same policy is glibc's adaptive mutex's since 2.35.
-//
-// Measured on the 2-core development VM (AMD EPYC, KVM), quiet: a plain counter incremented
-// under the lock, rounds of 1,000 increments split over the threads (the benchmark's shape),
-// median ns per increment, in one process (a C replica of both policies beside glibc):
-//
-//   policy                                   2 threads   4 threads
-//   poll every pause, 100 rounds (before)      19.7        7-17
-//   backoff, budget 150 (this file)             7.8        6.2-13
-//   pthread mutex adaptive                     16.2        13-15
-//
-//   budget (pauses)     50     100    150    200    400    1000
-//   2 threads, ns      8.6    8.3    7.8    7.7   10.5   10.7
-//
-// With 4 threads on 2 cores both policies swing between 7 and 17 ns from run to run (which
-// threads share a core decides it); spinning longer than a few microseconds only wastes the
-// time slice of a waiter whose holder was preempted. In LocksBenchmarks (same machine) the
-// 2-thread counter went from 19.8 to 6.7-7.8 ns; the README has the final table.
+// parks once the next wait would exceed `_spinBudget` = 150 pauses in all (a few microseconds,
+// about 6 looks). Polling the word on every pause, as this lock did before, keeps stealing the
+// cache line from the holder, who must take it back for its unlock and its next lock; backing
+// off lets the holder run several critical sections in a row. The same policy is glibc's
+// adaptive mutex's since 2.35. Deciding figure: a 2-thread shared counter went from 19.7 to 7.8
+// ns per increment (budgets of 50-200 pauses within 10 % of each other, 400 and more worse);
+// Benchmarks/README.md, "Design measurements", has the table.
 
 import CInterlock
 
