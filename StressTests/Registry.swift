@@ -42,6 +42,10 @@ enum WorkloadRegistry {
         .lockFreeStackAlternating,
         .lockFreeQueueTransfer,
         .lockFreeQueueAlternating,
+        // Semaphores and groups
+        .semaphorePool,
+        .semaphoreProducerConsumer,
+        .waitGroupRounds,
     ]
 
     /// The workload called `name`, if any.
