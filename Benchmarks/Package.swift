@@ -159,3 +159,19 @@ package.targets += [
         ]
     ),
 ]
+
+// Semaphore and WaitGroup: against Dispatch's DispatchSemaphore and DispatchGroup and POSIX sem_t.
+package.targets += [
+    .executableTarget(
+        name: "WaitingBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Interlock", package: "Interlock"),
+            "BenchmarkSupport",
+        ],
+        path: "Benchmarks/WaitingBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+        ]
+    ),
+]

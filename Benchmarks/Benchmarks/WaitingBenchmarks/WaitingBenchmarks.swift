@@ -1,0 +1,119 @@
+// The semaphore and group benchmarks: Interlock's Semaphore and WaitGroup against the peers a
+// Linux user would pick instead (Dispatch's DispatchSemaphore and DispatchGroup, POSIX sem_t),
+// all in one run.
+//
+// Workloads:
+//   "Semaphore wait+signal / 1 thread"    uncontended: wait, signal on a semaphore of value 1
+//   "Semaphore hand-off / 2 threads"      a producer and a consumer pass items through two
+//                                         semaphores (items from 0, spaces from 1): one
+//                                         operation = one item handed over
+//   "Semaphore pool of 2 / 4 threads"     four threads (oversubscribing the 2 cores) take and
+//                                         return units of a semaphore of value 2, a few dozen
+//                                         multiply-adds of work while holding one
+//   "WaitGroup enter+leave / 1 thread"    uncontended enter, leave
+//   "WaitGroup fork-join / 4 threads"     thread 0 enters 3 tasks, releases threads 1-3 (a
+//                                         generation word), each leaves, thread 0 waits: one
+//                                         operation = one fork-join (the release is the same
+//                                         code for every contender)
+//
+// Measurement: as LocksBenchmarks (a ThreadTeam per benchmark, an iteration of `operations`
+// operations over all threads, scaling factor = operations, so the scaled wall clock is the
+// time per operation). Names: "<Workload> / <n> thread(s) / <Contender>" for ratios.py.
+
+import Benchmark
+import BenchmarkSupport
+
+var waitingConfiguration: Benchmark.Configuration { Benchmark.Configuration(
+    metrics: [.wallClock, .throughput],
+    timeUnits: .nanoseconds,
+    warmupIterations: 20,
+    scalingFactor: .kilo,
+    maxDuration: .milliseconds(1_000),
+    maxIterations: 20_000
+) }
+
+func threadsLabel(_ threads: Int) -> String { threads == 1 ? "1 thread" : "\(threads) threads" }
+
+/// Registers one benchmark over a team of `threads` running `work(index)` each iteration.
+func register(_ name: String, threads: Int, work: @escaping @Sendable (Int) -> Void, check: @escaping @Sendable (Int) -> Void = { _ in }) {
+    let team = ThreadTeam(threads: threads, work: work)
+    Benchmark(
+        name,
+        configuration: waitingConfiguration,
+        closure: { benchmark in
+            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            benchmark.startMeasurement()
+            team.round()
+            benchmark.stopMeasurement()
+        },
+        setup: { team.start() },
+        teardown: {
+            team.stop()
+            check(team.completedRounds)
+        }
+    )
+}
+
+/// Operations per iteration: equals the scaling factor (`.kilo`).
+let operations = 1_000
+
+func registerSemaphore<S: SemaphoreContender>(_: S.Type) {
+    let single = S(value: 1)
+    register("Semaphore wait+signal / 1 thread / \(S.contenderName)", threads: 1, work: { _ in
+        for _ in 0..<operations { single.wait(); single.signal() }
+    }, check: { _ in precondition(single.tryTake(), "WaitingBenchmarks: \(S.contenderName) lost its unit") })
+
+    let items = S(value: 0), spaces = S(value: 1)
+    register("Semaphore hand-off / 2 threads / \(S.contenderName)", threads: 2, work: { index in
+        if index == 0 {
+            for _ in 0..<operations { spaces.wait(); items.signal() }
+        } else {
+            for _ in 0..<operations { items.wait(); spaces.signal() }
+        }
+    })
+
+    let pool = S(value: 2)
+    let share = operations / 4
+    register("Semaphore pool of 2 / 4 threads / \(S.contenderName)", threads: 4, work: { _ in
+        var sink = 0
+        for i in 0..<share {
+            pool.wait()
+            sink &+= holderWork(i)
+            pool.signal()
+        }
+        precondition(sink != 1, "unreachable: keeps the work alive")
+    }, check: { _ in precondition(pool.tryTake() && pool.tryTake() && !pool.tryTake(), "WaitingBenchmarks: \(S.contenderName) pool lost or made units") })
+}
+
+func registerGroup<G: GroupContender>(_: G.Type) {
+    let single = G()
+    register("WaitGroup enter+leave / 1 thread / \(G.contenderName)", threads: 1, work: { _ in
+        for _ in 0..<operations { single.enter(); single.leave() }
+    })
+
+    let group = G()
+    let generation = Generation()
+    register("WaitGroup fork-join / 4 threads / \(G.contenderName)", threads: 4, work: { index in
+        if index == 0 {
+            for _ in 0..<operations {
+                group.enter(3)
+                generation.advance()
+                group.wait()
+            }
+        } else {
+            var seen = generation.current()
+            for _ in 0..<operations {
+                seen = generation.await(after: seen)
+                group.leave()
+            }
+        }
+    })
+}
+
+let benchmarks: @Sendable () -> Void = {
+    registerSemaphore(InterlockSemaphore.self)
+    registerSemaphore(DispatchSemaphoreContender.self)
+    registerSemaphore(POSIXSemaphore.self)
+    registerGroup(InterlockWaitGroup.self)
+    registerGroup(DispatchGroupContender.self)
+}
