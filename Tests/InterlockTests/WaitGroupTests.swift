@@ -55,8 +55,9 @@ struct WaitGroupTests {
             }
         }
         for worker in workers { worker.join() }
-        waiter.join()
-        #expect(returned.load())
+        // Bounded: a lost wake-up fails here instead of hanging the run.
+        #expect(lockEventually { returned.load() }, "wait() did not return after the last leave")
+        if returned.load() { waiter.join() }
         #expect(group.count == 0)
     }
 
@@ -71,8 +72,8 @@ struct WaitGroupTests {
         #expect(lockEventually { tid.load() != 0 && threadState(Int32(tid.load())) == "S" })
         #expect(!returned.load())
         group.leave()
-        waiter.join()
-        #expect(returned.load())
+        #expect(lockEventually { returned.load() }, "wait() did not return after the last leave")
+        if returned.load() { waiter.join() }
     }
 
     @Test("wait(before:) times out no earlier than its deadline; true once the count reaches zero")
@@ -83,7 +84,8 @@ struct WaitGroupTests {
         let result = AtomicInt(-1)
         let waiter = TestThread { result.store(group.wait(before: .now + .seconds(60)) ? 1 : 0) }
         group.leave()
-        waiter.join()
+        #expect(lockEventually { result.load() != -1 })
+        if result.load() != -1 { waiter.join() }
         #expect(result.load() == 1)
     }
 
@@ -94,7 +96,11 @@ struct WaitGroupTests {
             let done = AtomicInt(0)
             group.enter(2)
             let workers = (0..<2).map { _ in TestThread { _ = done.increment(); group.leave() } }
-            group.wait()
+            // Bounded: a lost wake-up fails the test instead of hanging the run.
+            guard group.wait(before: .now + lockStallLimit) else {
+                Issue.record("round \(round): wait did not return after both leaves")
+                return
+            }
             #expect(done.load() == 2, "round \(round): wait returned before both leaves")
             for worker in workers { worker.join() }
         }
