@@ -13,7 +13,10 @@
 //
 // Layout: head and tail each alone on a 128-byte line (`_PaddedWords.first`/`.second`); the
 // segment layout and its constants (slotCount = 1024 for small elements; consecutive indices
-// remapped onto different cache lines) are in LockFreeQueueSegment.swift.
+// remapped onto different cache lines) are in LockFreeQueueSegment.swift. The algorithm lives
+// in `_QueueCore`, generic over the segment geometry: `LockFreeQueue` is the core with the
+// standard geometry (after inlining, the same code as a class holding the words itself), and
+// the tests run the same code with segments of a few slots.
 //
 // Three refinements of the published algorithm, each measured on the queue benchmarks (2-core
 // VM; the README has the final table):
@@ -133,14 +136,65 @@ import CInterlock
 ///
 /// - Note: ``LockFreeStack`` is the last-in, first-out counterpart.
 public final class LockFreeQueue<Element> {
-    @usableFromInline internal typealias _Segment = _QueueSegment<Element>
+    @usableFromInline internal typealias _Core = _QueueCore<Element, _StandardQueueGeometry>
+    @usableFromInline internal typealias _Segment = _Core._Segment
 
-    /// Head (`first`) and tail (`second`), each alone on its cache line.
-    @usableFromInline internal let _words: _PaddedWords
+    /// The state and the algorithm; the queue's only stored property.
+    @usableFromInline internal let _core: _Core
 
     /// Creates an empty queue.
     @inlinable
     public init() {
+        _core = _Core()
+    }
+
+    deinit {
+        _core.destroy()
+    }
+
+    /// Adds `element` at the back of the queue.
+    ///
+    /// Lock-free; usually one fetch-and-add and one compare-and-swap.
+    @inlinable
+    public func enqueue(_ element: Element) {
+        _core.enqueue(element)
+    }
+
+    /// Removes and returns the element at the front of the queue, or `nil` when it is empty.
+    ///
+    /// Lock-free; usually one fetch-and-add and one exchange. Emptied segments are freed
+    /// after a grace period, in batches, by liburcu's worker thread.
+    @inlinable
+    public func dequeue() -> Element? {
+        _core.dequeue()
+    }
+
+    /// Whether the queue was empty at the instant of the call: a snapshot, which other threads
+    /// may change before the caller looks at it.
+    ///
+    /// Linearizable (the argument is I5 and I6 in the file comment): `false` only when an
+    /// element was in the queue at some instant of the call, `true` only when none was.
+    @inlinable
+    public var isEmpty: Bool {
+        _core.isEmpty
+    }
+}
+
+/// The queue's algorithm (the file comment), over segments of `Geometry.slotCount` slots: the
+/// whole state of a `LockFreeQueue` and all its code. `LockFreeQueue` is this with the
+/// standard geometry; tests run the same code with tiny segments (so that a few operations
+/// cross several of them) or huge ones. The geometry is a type, not a stored value, so each
+/// queue's slot count stays a constant in its specialized code.
+@frozen @usableFromInline
+internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
+    @usableFromInline internal typealias _Segment = _QueueSegment<Element, Geometry>
+
+    /// Head (`first`) and tail (`second`), each alone on its cache line.
+    @usableFromInline internal let _words: _PaddedWords
+
+    /// An empty queue: one segment, which head and tail both designate.
+    @inlinable
+    internal init() {
         _words = _PaddedWords()
         let segment = _Segment.allocate()
         // Relaxed: the queue is not shared yet; whatever shares it publishes these stores.
@@ -148,9 +202,11 @@ public final class LockFreeQueue<Element> {
         ilk_atomic_store_ptr(_words.second, segment.base, ILK_ORDER_RELAXED)
     }
 
-    deinit {
-        // No other thread can reach the queue any more: release the elements left in FULL
-        // slots and free the segments, iteratively, without RCU.
+    /// Releases the elements left in FULL slots and frees the segments and the words,
+    /// iteratively and without RCU: only from the owner's deinit, when no other thread can
+    /// reach the queue any more.
+    @usableFromInline
+    internal func destroy() {
         var block = _words.first.pointee
         while let current = block {
             let segment = _Segment(current)
@@ -163,11 +219,9 @@ public final class LockFreeQueue<Element> {
         _words.deallocate()
     }
 
-    /// Adds `element` at the back of the queue.
-    ///
-    /// Lock-free; usually one fetch-and-add and one compare-and-swap.
-    @inlinable
-    public func enqueue(_ element: Element) {
+    /// `LockFreeQueue.enqueue(_:)`.
+    @inlinable @inline(__always)
+    internal func enqueue(_ element: Element) {
         let slotCount = UInt64(_Segment.slotCount)
         ilk_rcu_read_lock()
         defer { ilk_rcu_read_unlock() }
@@ -223,12 +277,9 @@ public final class LockFreeQueue<Element> {
         return false
     }
 
-    /// Removes and returns the element at the front of the queue, or `nil` when it is empty.
-    ///
-    /// Lock-free; usually one fetch-and-add and one exchange. Emptied segments are freed
-    /// after a grace period, in batches, by liburcu's worker thread.
-    @inlinable
-    public func dequeue() -> Element? {
+    /// `LockFreeQueue.dequeue()`.
+    @inlinable @inline(__always)
+    internal func dequeue() -> Element? {
         let slotCount = UInt64(_Segment.slotCount)
         ilk_rcu_read_lock()
         defer { ilk_rcu_read_unlock() }
@@ -330,13 +381,9 @@ public final class LockFreeQueue<Element> {
         }
     }
 
-    /// Whether the queue was empty at the instant of the call: a snapshot, which other threads
-    /// may change before the caller looks at it.
-    ///
-    /// Linearizable (the argument is I5 and I6 in the file comment): `false` only when an element
-    /// was in the queue at some instant of the call, `true` only when none was.
+    /// `LockFreeQueue.isEmpty`.
     @inlinable
-    public var isEmpty: Bool {
+    internal var isEmpty: Bool {
         ilk_rcu_read_lock()
         defer { ilk_rcu_read_unlock() }
         for _ in 0..<_isEmptyAttempts {
