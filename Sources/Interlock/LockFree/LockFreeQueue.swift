@@ -80,13 +80,33 @@
 //       so that the element lands later, behind others. So the index rule of I5 cannot answer
 //       `false` (the linearizability test caught it under ThreadSanitizer: isEmpty false while
 //       the only insert in flight later came out after elements inserted after the isEmpty).
-//       isEmpty answers `false` only on a FULL slot not yet claimed by a dequeuer (an element
-//       at the instant of that load), and `true` only when no unclaimed slot of any segment was
-//       FULL and the dequeue index of the first segment that dequeuers had not exhausted did not
-//       move during the scan: then no dequeuer claimed a slot meanwhile, every slot read EMPTY
-//       (states only go EMPTY -> FULL -> TAKEN) was EMPTY when that index was first read, and
-//       no later segment could be dequeued from (head cannot pass a segment whose dequeue
-//       index is below slotCount): the queue was empty at that first read.
+//       One attempt (`_isEmptyOnce`) answers `false` only on a FULL slot not yet claimed by a
+//       dequeuer (an element at the instant of that load), and `true` only when no unclaimed
+//       slot of any segment was FULL and the dequeue index d0 < slotCount first read from the
+//       first segment S that dequeuers had not exhausted did not move during the scan: then no
+//       dequeuer claimed a slot meanwhile, every slot read EMPTY (states only go EMPTY -> FULL
+//       -> TAKEN) was EMPTY when d0 was read, and no later segment could be dequeued from (head
+//       cannot pass a segment whose dequeue index is below slotCount): the queue was empty at
+//       that read. Otherwise the attempt fails, and isEmpty tries again until one answers.
+//       There is no answer after a number of failures: the index rule's `false` would count a
+//       claimed, unfilled slot as an element, and a dequeue that returns nil after it shows
+//       that no element was there (a test stalls enqueuers after their claim to check it).
+//       Progress: an attempt fails only when S's dequeue index moved from d0, so some dequeuer's
+//       fetch-and-add or CAS returned d0: it claimed slot d0 of S. Failed attempts name
+//       distinct slots (the index only grows; a later attempt starts at a later index or
+//       segment), and each slot has one dequeuer (I1). A claim takes an element (a dequeue
+//       completes) or poisons the slot, and a segment has slotCount slots, each segment after
+//       the first having been linked by an enqueue that completed at the link; so while isEmpty
+//       keeps failing, other operations keep completing: lock-free, as the rest of the queue,
+//       but not wait-free (a call can be overtaken forever by dequeuers that keep claiming).
+//       Cost: an attempt reads the unclaimed slots of every linked segment (at most slotCount
+//       each), and a call makes at most one attempt more than the slots that dequeuers claim
+//       during it (usually none: one attempt, which stops at the first FULL slot). Between
+//       attempts it pauses (growing to `_lockFreeMaxBackoff` rounds), and after
+//       `_isEmptySpinningAttempts` failures yields the processor instead: a spinning caller
+//       would only keep the claimants (or a preempted enqueuer, whose filled slot ends the
+//       call) off its core. Each attempt is a read-side section of its own, so no section
+//       spans a yield.
 //
 // Memory orderings.
 //   - Slot state: the enqueuer's CAS EMPTY->FULL is `release` (publishes the element it just
@@ -110,12 +130,15 @@
 // so the exchange always finds FULL); a dequeue that returns nil at its load of dequeueIndex
 // (I5).
 //
-// Progress: lock-free. An enqueuer retries only because a dequeuer poisoned its slot (that
-// dequeuer then returns an element or, finding the queue empty, nil), or because the segment
-// filled up (a new one is linked by somebody); a dequeuer retries only when another operation
-// completed or moved head (a failed CAS on the dequeue index means another dequeuer claimed
-// that index). The one wait, for an enqueuer to fill a claimed slot, is bounded; after it the
-// slot is poisoned as in the published algorithm. No path waits unboundedly for another thread.
+// Progress: lock-free. An enqueuer retries only because a dequeuer poisoned its slot, or
+// because the segment filled up (a new one is linked by somebody); a dequeuer retries after
+// poisoning a slot, or when other threads claimed indices, linked a segment or moved head
+// meanwhile. Claims, and so poisons, number at most slotCount per segment, and
+// every segment after the first was linked by an enqueue that completed at the link: retries
+// without end would mean operations completing without end. isEmpty retries only when a
+// dequeuer claimed a slot (I6). The one wait, for an enqueuer to fill a claimed slot, is
+// bounded; after it the slot is poisoned as in the published algorithm. No path waits
+// unboundedly for another thread.
 
 import CInterlock
 
@@ -174,6 +197,8 @@ public final class LockFreeQueue<Element> {
     ///
     /// Linearizable (the argument is I5 and I6 in the file comment): `false` only when an
     /// element was in the queue at some instant of the call, `true` only when none was.
+    /// Lock-free: usually one look at the slots between the two ends of the queue, looked at
+    /// again for as long as dequeuers claim slots during the look.
     @inlinable
     public var isEmpty: Bool {
         _core.isEmpty
@@ -381,19 +406,34 @@ internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
         }
     }
 
-    /// `LockFreeQueue.isEmpty`.
-    @inlinable
+    /// `LockFreeQueue.isEmpty`: attempts (`_isEmptyOnce`) until one answers (I6). Each attempt
+    /// has a read-side section of its own, so that no section spans the backoff below.
+    @inlinable @inline(__always)
     internal var isEmpty: Bool {
         ilk_rcu_read_lock()
-        defer { ilk_rcu_read_unlock() }
-        for _ in 0..<_isEmptyAttempts {
-            if let answer = _isEmptyOnce() { return answer }
-            ilk_spin_pause()
+        let answer = _isEmptyOnce()
+        ilk_rcu_read_unlock()
+        return answer ?? _isEmptyAfterFailedAttempt()
+    }
+
+    /// The attempts after a failed first one, for as long as it takes (I6: each failure means a
+    /// dequeuer claimed a slot meanwhile, so other operations progress). A short pause, growing
+    /// to `_lockFreeMaxBackoff` rounds, between the first `_isEmptySpinningAttempts` attempts;
+    /// then a yield of the processor between attempts, so that a scan that keeps losing the
+    /// race does not keep the claimants it waits out (or a preempted enqueuer, whose filled slot
+    /// would end the call) off a core they share with it.
+    @inlinable @inline(never)
+    internal func _isEmptyAfterFailedAttempt() -> Bool {
+        var failures = 1
+        var backoff = _LockFreeBackoff()
+        while true {
+            if failures < _isEmptySpinningAttempts { backoff.pause() } else { ilk_thread_yield() }
+            ilk_rcu_read_lock()
+            let answer = _isEmptyOnce()
+            ilk_rcu_read_unlock()
+            if let answer { return answer }
+            failures &+= 1
         }
-        // Dequeuers kept claiming slots whose enqueuers had not filled them yet (a queue that is
-        // empty in all but reserved slots, under churn): answer by the index rule alone, which
-        // can count an enqueue in progress as an element.
-        return _isEmptyByIndices()
     }
 
     /// One attempt (I6): `false` if an unclaimed slot is FULL; `true` if no unclaimed slot is
@@ -426,31 +466,11 @@ internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
         // Seq_cst: as the first read of it.
         return ilk_atomic_load_u64(first.segment.dequeueIndex, ILK_ORDER_SEQ_CST) == first.dequeued ? true : nil
     }
-
-    /// I5 alone: true when the head segment's dequeue index has reached its enqueue index and no
-    /// segment follows (sound); false otherwise (including slots claimed but not yet filled).
-    @usableFromInline
-    internal func _isEmptyByIndices() -> Bool {
-        let slotCount = UInt64(_Segment.slotCount)
-        var segment = _Segment(ilk_atomic_load_ptr(_words.first, ILK_ORDER_ACQUIRE)!)
-        while true {
-            let dequeued = ilk_atomic_load_u64(segment.dequeueIndex, ILK_ORDER_SEQ_CST)
-            let enqueued = ilk_atomic_load_u64(segment.enqueueIndex, ILK_ORDER_SEQ_CST)
-            if dequeued < Swift.min(enqueued, slotCount) {
-                return false  // a slot handed to an enqueuer and to no dequeuer
-            }
-            guard let next = ilk_atomic_load_ptr(segment.next, ILK_ORDER_ACQUIRE) else {
-                return true  // I5
-            }
-            if dequeued >= slotCount {
-                segment = _Segment(next)  // exhausted: the elements, if any, are further on
-            }
-        }
-    }
 }
 
-/// Attempts of `isEmpty`'s exact test before it falls back to the index rule.
-@usableFromInline internal let _isEmptyAttempts = 64
+/// Failed attempts after which `isEmpty` yields the processor between attempts instead of
+/// pausing (see `_isEmptyAfterFailedAttempt`).
+@usableFromInline internal let _isEmptySpinningAttempts = 64
 
 extension LockFreeQueue: @unchecked Sendable where Element: Sendable {}
 
