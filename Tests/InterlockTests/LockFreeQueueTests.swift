@@ -16,7 +16,7 @@ struct LockFreeQueueTests {
     @Test("isEmpty does not count a slot claimed by an enqueuer that has not filled it")
     func isEmptyIgnoresAnUnfilledClaim() {
         let queue = LockFreeQueue<Int>()
-        let head = LockFreeQueue<Int>._Segment(ilk_atomic_load_ptr(queue._words.first, ILK_ORDER_ACQUIRE)!)
+        let head = LockFreeQueue<Int>._Segment(ilk_atomic_load_ptr(queue._core._words.first, ILK_ORDER_ACQUIRE)!)
         // Seq_cst: as an enqueuer's claim of slot 0; it never fills it.
         _ = ilk_atomic_fetch_add_u64(head.enqueueIndex, 1, ILK_ORDER_SEQ_CST)
         #expect(queue.isEmpty)
@@ -31,7 +31,7 @@ struct LockFreeQueueTests {
     @Test("the slot index remap is a permutation that puts consecutive indices on different lines")
     func indexRemap() {
         func check<Element>(_: Element.Type, sourceLocation: SourceLocation = #_sourceLocation) {
-            typealias Segment = _QueueSegment<Element>
+            typealias Segment = _QueueSegment<Element, _StandardQueueGeometry>
             let count = Segment.slotCount
             #expect(count.nonzeroBitCount == 1, "slotCount \(count) is not a power of two", sourceLocation: sourceLocation)
             var seen = [Bool](repeating: false, count: count)

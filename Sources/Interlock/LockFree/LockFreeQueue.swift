@@ -13,7 +13,10 @@
 //
 // Layout: head and tail each alone on a 128-byte line (`_PaddedWords.first`/`.second`); the
 // segment layout and its constants (slotCount = 1024 for small elements; consecutive indices
-// remapped onto different cache lines) are in LockFreeQueueSegment.swift.
+// remapped onto different cache lines) are in LockFreeQueueSegment.swift. The algorithm lives
+// in `_QueueCore`, generic over the segment geometry: `LockFreeQueue` is the core with the
+// standard geometry (after inlining, the same code as a class holding the words itself), and
+// the tests run the same code with segments of a few slots.
 //
 // Three refinements of the published algorithm, each measured on the queue benchmarks (2-core
 // VM; the README has the final table):
@@ -77,13 +80,33 @@
 //       so that the element lands later, behind others. So the index rule of I5 cannot answer
 //       `false` (the linearizability test caught it under ThreadSanitizer: isEmpty false while
 //       the only insert in flight later came out after elements inserted after the isEmpty).
-//       isEmpty answers `false` only on a FULL slot not yet claimed by a dequeuer (an element
-//       at the instant of that load), and `true` only when no unclaimed slot of any segment was
-//       FULL and the dequeue index of the first segment that dequeuers had not exhausted did not
-//       move during the scan: then no dequeuer claimed a slot meanwhile, every slot read EMPTY
-//       (states only go EMPTY -> FULL -> TAKEN) was EMPTY when that index was first read, and
-//       no later segment could be dequeued from (head cannot pass a segment whose dequeue
-//       index is below slotCount): the queue was empty at that first read.
+//       One attempt (`_isEmptyOnce`) answers `false` only on a FULL slot not yet claimed by a
+//       dequeuer (an element at the instant of that load), and `true` only when no unclaimed
+//       slot of any segment was FULL and the dequeue index d0 < slotCount first read from the
+//       first segment S that dequeuers had not exhausted did not move during the scan: then no
+//       dequeuer claimed a slot meanwhile, every slot read EMPTY (states only go EMPTY -> FULL
+//       -> TAKEN) was EMPTY when d0 was read, and no later segment could be dequeued from (head
+//       cannot pass a segment whose dequeue index is below slotCount): the queue was empty at
+//       that read. Otherwise the attempt fails, and isEmpty tries again until one answers.
+//       There is no answer after a number of failures: the index rule's `false` would count a
+//       claimed, unfilled slot as an element, and a dequeue that returns nil after it shows
+//       that no element was there (a test stalls enqueuers after their claim to check it).
+//       Progress: an attempt fails only when S's dequeue index moved from d0, so some dequeuer's
+//       fetch-and-add or CAS returned d0: it claimed slot d0 of S. Failed attempts name
+//       distinct slots (the index only grows; a later attempt starts at a later index or
+//       segment), and each slot has one dequeuer (I1). A claim takes an element (a dequeue
+//       completes) or poisons the slot, and a segment has slotCount slots, each segment after
+//       the first having been linked by an enqueue that completed at the link; so while isEmpty
+//       keeps failing, other operations keep completing: lock-free, as the rest of the queue,
+//       but not wait-free (a call can be overtaken forever by dequeuers that keep claiming).
+//       Cost: an attempt reads the unclaimed slots of every linked segment (at most slotCount
+//       each), and a call makes at most one attempt more than the slots that dequeuers claim
+//       during it (usually none: one attempt, which stops at the first FULL slot). Between
+//       attempts it pauses (growing to `_lockFreeMaxBackoff` rounds), and after
+//       `_isEmptySpinningAttempts` failures yields the processor instead: a spinning caller
+//       would only keep the claimants (or a preempted enqueuer, whose filled slot ends the
+//       call) off its core. Each attempt is a read-side section of its own, so no section
+//       spans a yield.
 //
 // Memory orderings.
 //   - Slot state: the enqueuer's CAS EMPTY->FULL is `release` (publishes the element it just
@@ -107,12 +130,15 @@
 // so the exchange always finds FULL); a dequeue that returns nil at its load of dequeueIndex
 // (I5).
 //
-// Progress: lock-free. An enqueuer retries only because a dequeuer poisoned its slot (that
-// dequeuer then returns an element or, finding the queue empty, nil), or because the segment
-// filled up (a new one is linked by somebody); a dequeuer retries only when another operation
-// completed or moved head (a failed CAS on the dequeue index means another dequeuer claimed
-// that index). The one wait, for an enqueuer to fill a claimed slot, is bounded; after it the
-// slot is poisoned as in the published algorithm. No path waits unboundedly for another thread.
+// Progress: lock-free. An enqueuer retries only because a dequeuer poisoned its slot, or
+// because the segment filled up (a new one is linked by somebody); a dequeuer retries after
+// poisoning a slot, or when other threads claimed indices, linked a segment or moved head
+// meanwhile. Claims, and so poisons, number at most slotCount per segment, and
+// every segment after the first was linked by an enqueue that completed at the link: retries
+// without end would mean operations completing without end. isEmpty retries only when a
+// dequeuer claimed a slot (I6). The one wait, for an enqueuer to fill a claimed slot, is
+// bounded; after it the slot is poisoned as in the published algorithm. No path waits
+// unboundedly for another thread.
 
 import CInterlock
 
@@ -133,14 +159,67 @@ import CInterlock
 ///
 /// - Note: ``LockFreeStack`` is the last-in, first-out counterpart.
 public final class LockFreeQueue<Element> {
-    @usableFromInline internal typealias _Segment = _QueueSegment<Element>
+    @usableFromInline internal typealias _Core = _QueueCore<Element, _StandardQueueGeometry>
+    @usableFromInline internal typealias _Segment = _Core._Segment
 
-    /// Head (`first`) and tail (`second`), each alone on its cache line.
-    @usableFromInline internal let _words: _PaddedWords
+    /// The state and the algorithm; the queue's only stored property.
+    @usableFromInline internal let _core: _Core
 
     /// Creates an empty queue.
     @inlinable
     public init() {
+        _core = _Core()
+    }
+
+    deinit {
+        _core.destroy()
+    }
+
+    /// Adds `element` at the back of the queue.
+    ///
+    /// Lock-free; usually one fetch-and-add and one compare-and-swap.
+    @inlinable
+    public func enqueue(_ element: Element) {
+        _core.enqueue(element)
+    }
+
+    /// Removes and returns the element at the front of the queue, or `nil` when it is empty.
+    ///
+    /// Lock-free; usually one fetch-and-add and one exchange. Emptied segments are freed
+    /// after a grace period, in batches, by liburcu's worker thread.
+    @inlinable
+    public func dequeue() -> Element? {
+        _core.dequeue()
+    }
+
+    /// Whether the queue was empty at the instant of the call: a snapshot, which other threads
+    /// may change before the caller looks at it.
+    ///
+    /// Linearizable (the argument is I5 and I6 in the file comment): `false` only when an
+    /// element was in the queue at some instant of the call, `true` only when none was.
+    /// Lock-free: usually one look at the slots between the two ends of the queue, looked at
+    /// again for as long as dequeuers claim slots during the look.
+    @inlinable
+    public var isEmpty: Bool {
+        _core.isEmpty
+    }
+}
+
+/// The queue's algorithm (the file comment), over segments of `Geometry.slotCount` slots: the
+/// whole state of a `LockFreeQueue` and all its code. `LockFreeQueue` is this with the
+/// standard geometry; tests run the same code with tiny segments (so that a few operations
+/// cross several of them) or huge ones. The geometry is a type, not a stored value, so each
+/// queue's slot count stays a constant in its specialized code.
+@frozen @usableFromInline
+internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
+    @usableFromInline internal typealias _Segment = _QueueSegment<Element, Geometry>
+
+    /// Head (`first`) and tail (`second`), each alone on its cache line.
+    @usableFromInline internal let _words: _PaddedWords
+
+    /// An empty queue: one segment, which head and tail both designate.
+    @inlinable
+    internal init() {
         _words = _PaddedWords()
         let segment = _Segment.allocate()
         // Relaxed: the queue is not shared yet; whatever shares it publishes these stores.
@@ -148,9 +227,11 @@ public final class LockFreeQueue<Element> {
         ilk_atomic_store_ptr(_words.second, segment.base, ILK_ORDER_RELAXED)
     }
 
-    deinit {
-        // No other thread can reach the queue any more: release the elements left in FULL
-        // slots and free the segments, iteratively, without RCU.
+    /// Releases the elements left in FULL slots and frees the segments and the words,
+    /// iteratively and without RCU: only from the owner's deinit, when no other thread can
+    /// reach the queue any more.
+    @usableFromInline
+    internal func destroy() {
         var block = _words.first.pointee
         while let current = block {
             let segment = _Segment(current)
@@ -163,11 +244,9 @@ public final class LockFreeQueue<Element> {
         _words.deallocate()
     }
 
-    /// Adds `element` at the back of the queue.
-    ///
-    /// Lock-free; usually one fetch-and-add and one compare-and-swap.
-    @inlinable
-    public func enqueue(_ element: Element) {
+    /// `LockFreeQueue.enqueue(_:)`.
+    @inlinable @inline(__always)
+    internal func enqueue(_ element: Element) {
         let slotCount = UInt64(_Segment.slotCount)
         ilk_rcu_read_lock()
         defer { ilk_rcu_read_unlock() }
@@ -223,12 +302,9 @@ public final class LockFreeQueue<Element> {
         return false
     }
 
-    /// Removes and returns the element at the front of the queue, or `nil` when it is empty.
-    ///
-    /// Lock-free; usually one fetch-and-add and one exchange. Emptied segments are freed
-    /// after a grace period, in batches, by liburcu's worker thread.
-    @inlinable
-    public func dequeue() -> Element? {
+    /// `LockFreeQueue.dequeue()`.
+    @inlinable @inline(__always)
+    internal func dequeue() -> Element? {
         let slotCount = UInt64(_Segment.slotCount)
         ilk_rcu_read_lock()
         defer { ilk_rcu_read_unlock() }
@@ -330,23 +406,34 @@ public final class LockFreeQueue<Element> {
         }
     }
 
-    /// Whether the queue was empty at the instant of the call: a snapshot, which other threads
-    /// may change before the caller looks at it.
-    ///
-    /// Linearizable (the argument is I5 and I6 in the file comment): `false` only when an element
-    /// was in the queue at some instant of the call, `true` only when none was.
-    @inlinable
-    public var isEmpty: Bool {
+    /// `LockFreeQueue.isEmpty`: attempts (`_isEmptyOnce`) until one answers (I6). Each attempt
+    /// has a read-side section of its own, so that no section spans the backoff below.
+    @inlinable @inline(__always)
+    internal var isEmpty: Bool {
         ilk_rcu_read_lock()
-        defer { ilk_rcu_read_unlock() }
-        for _ in 0..<_isEmptyAttempts {
-            if let answer = _isEmptyOnce() { return answer }
-            ilk_spin_pause()
+        let answer = _isEmptyOnce()
+        ilk_rcu_read_unlock()
+        return answer ?? _isEmptyAfterFailedAttempt()
+    }
+
+    /// The attempts after a failed first one, for as long as it takes (I6: each failure means a
+    /// dequeuer claimed a slot meanwhile, so other operations progress). A short pause, growing
+    /// to `_lockFreeMaxBackoff` rounds, between the first `_isEmptySpinningAttempts` attempts;
+    /// then a yield of the processor between attempts, so that a scan that keeps losing the
+    /// race does not keep the claimants it waits out (or a preempted enqueuer, whose filled slot
+    /// would end the call) off a core they share with it.
+    @inlinable @inline(never)
+    internal func _isEmptyAfterFailedAttempt() -> Bool {
+        var failures = 1
+        var backoff = _LockFreeBackoff()
+        while true {
+            if failures < _isEmptySpinningAttempts { backoff.pause() } else { ilk_thread_yield() }
+            ilk_rcu_read_lock()
+            let answer = _isEmptyOnce()
+            ilk_rcu_read_unlock()
+            if let answer { return answer }
+            failures &+= 1
         }
-        // Dequeuers kept claiming slots whose enqueuers had not filled them yet (a queue that is
-        // empty in all but reserved slots, under churn): answer by the index rule alone, which
-        // can count an enqueue in progress as an element.
-        return _isEmptyByIndices()
     }
 
     /// One attempt (I6): `false` if an unclaimed slot is FULL; `true` if no unclaimed slot is
@@ -379,31 +466,11 @@ public final class LockFreeQueue<Element> {
         // Seq_cst: as the first read of it.
         return ilk_atomic_load_u64(first.segment.dequeueIndex, ILK_ORDER_SEQ_CST) == first.dequeued ? true : nil
     }
-
-    /// I5 alone: true when the head segment's dequeue index has reached its enqueue index and no
-    /// segment follows (sound); false otherwise (including slots claimed but not yet filled).
-    @usableFromInline
-    internal func _isEmptyByIndices() -> Bool {
-        let slotCount = UInt64(_Segment.slotCount)
-        var segment = _Segment(ilk_atomic_load_ptr(_words.first, ILK_ORDER_ACQUIRE)!)
-        while true {
-            let dequeued = ilk_atomic_load_u64(segment.dequeueIndex, ILK_ORDER_SEQ_CST)
-            let enqueued = ilk_atomic_load_u64(segment.enqueueIndex, ILK_ORDER_SEQ_CST)
-            if dequeued < Swift.min(enqueued, slotCount) {
-                return false  // a slot handed to an enqueuer and to no dequeuer
-            }
-            guard let next = ilk_atomic_load_ptr(segment.next, ILK_ORDER_ACQUIRE) else {
-                return true  // I5
-            }
-            if dequeued >= slotCount {
-                segment = _Segment(next)  // exhausted: the elements, if any, are further on
-            }
-        }
-    }
 }
 
-/// Attempts of `isEmpty`'s exact test before it falls back to the index rule.
-@usableFromInline internal let _isEmptyAttempts = 64
+/// Failed attempts after which `isEmpty` yields the processor between attempts instead of
+/// pausing (see `_isEmptyAfterFailedAttempt`).
+@usableFromInline internal let _isEmptySpinningAttempts = 64
 
 extension LockFreeQueue: @unchecked Sendable where Element: Sendable {}
 

@@ -23,12 +23,39 @@
 // every element (false sharing). Nikolaev's SCQ (DISC 2019) remaps its ring the same way.
 // The remap is a permutation of 0..<slotCount, so code that visits every index (deinit)
 // still visits every slot.
+//
+// Geometry: slotCount comes from a type (`_QueueGeometry`), never from a stored value, so that
+// it is a compile-time constant in specialized code (the index arithmetic folds into shifts
+// and masks by constants). `LockFreeQueue` uses `_StandardQueueGeometry`; tests use segments
+// of one to four slots, where a few operations link, cross and retire several segments, and
+// huge ones. With fewer slots than `slotsPerLine`, the remap is the identity.
 
 import CInterlock
 
-/// Typed access to one segment of a `LockFreeQueue<Element>`.
+/// How many slots a queue's segments hold.
+@usableFromInline
+internal protocol _QueueGeometry {
+    /// Slots per segment for slots of `slotStride` bytes: a power of two (the index remap
+    /// relies on it).
+    static func slotCount(slotStride: Int) -> Int
+}
+
+/// The geometry of `LockFreeQueue`.
 @frozen @usableFromInline
-internal struct _QueueSegment<Element> {
+internal enum _StandardQueueGeometry: _QueueGeometry {
+    /// 1024 slots keep the per-segment costs (allocation, the CAS that links it, the
+    /// retirement) below 0.1% of the operations and a segment of `Int` at 16 KiB, well under
+    /// malloc's mmap threshold. Fewer for large elements, so a segment stays near 64 KiB.
+    @inlinable @inline(__always)
+    internal static func slotCount(slotStride: Int) -> Int {
+        _floorPowerOfTwo(Swift.max(32, Swift.min(1024, (64 * 1024) / slotStride)))
+    }
+}
+
+/// Typed access to one segment of a queue of `Element`s whose segments have the slot count of
+/// `Geometry`.
+@frozen @usableFromInline
+internal struct _QueueSegment<Element, Geometry: _QueueGeometry> {
     /// The segment's block.
     @usableFromInline internal let base: UnsafeMutableRawPointer
 
@@ -39,13 +66,10 @@ internal struct _QueueSegment<Element> {
 
     // MARK: Layout constants
 
-    /// Slots per segment: 1024 keeps the per-segment costs (allocation, the CAS that links
-    /// it, the retirement) below 0.1% of the operations and a segment of `Int` at 16 KiB, well
-    /// under malloc's mmap threshold. Fewer for large elements, so a segment stays near 64 KiB.
-    /// Always a power of two (the index remap relies on it).
+    /// Slots per segment (see `_StandardQueueGeometry`); always a power of two.
     @inlinable @inline(__always)
     internal static var slotCount: Int {
-        _floorPowerOfTwo(Swift.max(32, Swift.min(1024, (64 * 1024) / slotStride)))
+        Geometry.slotCount(slotStride: slotStride)
     }
 
     /// The remap's spacing between consecutive indices, in slots: the smallest power of two
