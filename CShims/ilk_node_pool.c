@@ -33,6 +33,15 @@
  *            the batch on the global ready list.
  * Exactly one of callback and owner acts on a batch after the exchange, so it is never used
  * by two threads at once; acq_rel makes the loser's earlier writes visible to the winner.
+ *
+ * fork() without exec: the pool has no lock. Its shared state, the ready lists, changes only
+ * by single compare-and-swaps, so the child finds each list whole. The child loses what the
+ * vanished threads held: their thread caches, a batch one of them had popped, or one it was
+ * about to push (whose count it had already raised: the count is approximate anyway); at
+ * most a few batches per thread, never reused, never freed twice. The callbacks the parent
+ * had requested run in the child too, on liburcu's new worker (ilk_rcu.c registers liburcu's
+ * fork hooks; under ThreadSanitizer only with die_after_fork=0), so the forking thread's
+ * waiting batches come back to it as in the parent.
  */
 #include "include/ilk_node_pool.h"
 #include "include/ilk_rcu.h"
@@ -118,7 +127,7 @@ static void ilk_pool_request(struct ilk_pool_batch *batch, int state) {
 #ifdef ILK_TSAN
     __tsan_release(&ilk_rcu_tsan_token); /* this thread's accesses to the nodes */
 #endif
-    call_rcu(&batch->head, ilk_pool_grace_period_over);
+    ilk_rcu_call(&batch->head, ilk_pool_grace_period_over); /* call_rcu, fork-safe */
 }
 
 static void ilk_pool_thread_exit(void *value) {

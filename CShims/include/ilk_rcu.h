@@ -11,17 +11,26 @@
  *                                  critical section that might hold a reference has ended
  *   ilk_rcu_flush()                hand this thread's pending retirements to liburcu now
  *   ilk_rcu_barrier()              wait until every retirement handed to liburcu has been freed
+ *   ilk_rcu_install_fork_handlers()
+ *                                  register liburcu's fork() hooks (once per process; the
+ *                                  containers call it from init): see ilk_rcu.c
+ *   ilk_rcu_call(head, func)       call_rcu, made safe against a concurrent fork()
  *
  * Synchronization table (liburcu style):
  *   read_lock/read_unlock   any thread, any time, no registration (see "Flavor"); nestable.
  *   alloc/free              any thread; free only a block that no other thread can reach.
  *   retire                  any thread, inside or outside a read-side section, once the block
  *                           is unreachable for threads that are not already in a section
- *                           (unlinked from every shared pointer). Never blocks, never waits
- *                           for another thread: it appends to a per-thread batch and hands
- *                           full batches to liburcu's call_rcu worker thread.
+ *                           (unlinked from every shared pointer). Never waits for another
+ *                           thread (but one that is calling fork(), see below): it appends
+ *                           to a per-thread batch and hands full batches to liburcu's
+ *                           call_rcu worker thread.
  *   flush                   any thread; cheap.  barrier: NOT inside a read-side section (it
  *                           waits for a grace period); tests and teardown only.
+ *   fork()                  any thread, once the fork handlers are installed: the child may
+ *                           go on using everything above. A hand-over to call_rcu (retire,
+ *                           flush, thread exit) that meets a fork under way waits until the
+ *                           fork() returns in the parent.
  *
  * Flavor: urcu-bp ("bulletproof"). Readers register themselves on first use and are
  * unregistered at thread exit by liburcu, so threads Interlock never created (Dispatch's
@@ -145,6 +154,19 @@ void ilk_block_free(void *block);
 void ilk_rcu_retire(void *block, size_t size);
 void ilk_rcu_flush(void);
 void ilk_rcu_barrier(void);
+/* Registers, with pthread_atfork and once per process, the handlers that keep RCU working in
+ * the child of a fork() that is not followed by exec (ilk_rcu.c explains them). Call before
+ * the first read-side section; later calls cost a pthread_once check. */
+void ilk_rcu_install_fork_handlers(void);
+/* call_rcu(head, func) for Interlock's callbacks: never caught half done by a fork(). */
+void ilk_rcu_call(struct rcu_head *head, void (*func)(struct rcu_head *head));
+/* For tests: runs body(context) where a call_rcu runs, inside the gate that fork() waits for,
+ * and the gate's word (bit 31: a fork is under way; bits 0-30: threads inside). */
+void ilk_rcu_gate_run(void (*body)(void *context), void *context);
+uint32_t *ilk_rcu_gate_word(void);
+/* 1 when the fork handlers start a call_rcu worker in the child (always, but under
+ * ThreadSanitizer without die_after_fork=0: see ilk_rcu.c); installs them first. */
+int ilk_rcu_fork_starts_worker(void);
 /* Batches handed to liburcu and not yet freed, for tests (relaxed snapshot). */
 long ilk_rcu_batches_in_flight(void);
 

@@ -8,6 +8,12 @@
 // which frees it only after a grace period, i.e. after every read-side section that might have
 // loaded a pointer to it has ended. So no block is freed while referenced (no use-after-free),
 // and no address is reused while a thread could still compare against it (no ABA).
+//
+// fork() without exec: the child has only the thread that forked, and liburcu's worker thread
+// (which frees retired blocks) is not among them. Creating a structure installs, once per
+// process, the pthread_atfork handlers that make liburcu start a new worker in the child and
+// forget the readers that did not survive (CShims/ilk_rcu.c), so the child may go on using
+// every stack and queue. It loses only the blocks the vanished threads had cached.
 
 import CInterlock
 
@@ -26,6 +32,9 @@ internal struct _PaddedWords {
 
     @inlinable
     internal init() {
+        // Every stack and queue starts here, before its first read-side section: the place
+        // to make RCU fork-safe (see the file comment). A pthread_once check after the first.
+        ilk_rcu_install_fork_handlers()
         base = ilk_block_alloc_zeroed(2 * _lockFreeLineSize, _lockFreeLineSize)
     }
 

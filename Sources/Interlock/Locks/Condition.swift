@@ -194,6 +194,12 @@ internal struct _ConditionState {
 /// - Warning: ``wait()`` and ``wait(until:)`` trap when the calling thread does not hold the
 ///   lock, and ``unlock()`` traps when the calling thread does not hold it, naming the
 ///   condition (its ``name`` when set). The lock is not recursive.
+/// - Important: Across `fork()` without exec, the child's one thread has a new thread id, so
+///   a condition whose lock was held at the fork (by any thread) stays held, in the child, by
+///   a thread that does not exist there: ``tryLock()`` fails, ``lock()`` waits forever, and
+///   ``unlock()``, ``wait()`` and ``wait(until:)`` trap ("called by a thread that does not hold
+///   the lock (another thread holds it)"), as glibc's error-checking mutex refuses the child's
+///   unlock with EPERM. A condition whose lock nobody held at the fork works in the child.
 public final class Condition: Locking, @unchecked Sendable {
     // Read and written only through the field pointers below after init; the first stored
     // property, so at a fixed offset of the object's one allocation.

@@ -28,6 +28,10 @@ import CInterlock
 ///   threads that sleep (as glibc's mutex and `NSLock` on Linux).
 /// - Warning: Not recursive: locking it twice on one thread deadlocks (use ``RecursiveLock``).
 ///   Unlocking a lock that is not locked traps with a message naming the lock.
+/// - Note: A lock has no owner, so after `fork()` without exec the child may unlock a lock
+///   that was held at the fork (the pthread_atfork pattern: lock before the fork, unlock in
+///   parent and child), as with glibc's default mutex. If a thread other than the forking one
+///   held it, the data it guards may be half updated in the child.
 public final class Lock: Locking, @unchecked Sendable {
     // Reached only through `_word`/`_nameGuard` (see the file comment).
     @usableFromInline internal var _words: (UInt32, UInt32) = (0, 0)

@@ -42,6 +42,13 @@ import CInterlock
 ///
 /// - Warning: An unlock by a thread that does not hold the lock traps with a message, and so
 ///   does an unlock while nobody holds it.
+/// - Important: Across `fork()` without exec, the child's one thread has a new thread id, so
+///   a lock held at the fork (by any thread) belongs, in the child, to a thread that does not
+///   exist there: the child cannot take it (`tryLock()` fails, `lock()` waits forever) and
+///   its `unlock()` traps, saying that it "does not own the lock" and which thread does. This
+///   is what glibc does with a recursive or error-checking pthread mutex, whose unlock fails
+///   in the child with EPERM. A lock that nobody held at the fork works in the child as
+///   anywhere; to hold one across a fork, use ``Lock``, which the child may unlock.
 public final class RecursiveLock: Locking, @unchecked Sendable {
     // Reached only through `_words` (see the file comment); never as a Swift property.
     @usableFromInline internal var _state: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
