@@ -42,6 +42,10 @@ enum WorkloadRegistry {
         .lockFreeStackAlternating,
         .lockFreeQueueTransfer,
         .lockFreeQueueAlternating,
+        // Once and lazy initialization
+        .onceExactlyOnce,
+        .lazySingleComputation,
+        .atomicLazyReferenceOneWinner,
     ]
 
     /// The workload called `name`, if any.
