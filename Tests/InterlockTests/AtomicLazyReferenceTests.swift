@@ -49,13 +49,15 @@ struct AtomicLazyReferenceTests {
             let returnedTags = (0..<threads).map { _ in AtomicInt(-1) }
             do {
                 let reference = AtomicLazyReference<CountedInstance>()
-                runConcurrently(threadCount: threads) { index in
+                let finished = runConcurrentlyWithinStallLimit(threadCount: threads) { index in
                     let mine = CountedInstance(tag: index, counter: deinits)
                     let got = reference.storeIfNil(mine)
                     if got === mine { winners.increment() }
                     // Plain payload, written by the winner's initializer: the CAS orders it.
                     if got.payload == [got.tag, got.tag &* 2, got.tag &* 3] { returnedTags[index].store(got.tag) }
                 }
+                #expect(finished, "callers still running after \(lockStallLimit): a lost wake-up?")
+                guard finished else { return }
                 let tags = Set(returnedTags.map { $0.load() })
                 #expect(winners.load() == 1, "round \(round): \(winners.load()) callers stored their instance")
                 #expect(tags.count == 1 && tags.first != -1, "round \(round): callers got different instances: \(tags)")
@@ -76,7 +78,7 @@ struct AtomicLazyReferenceTests {
             let reference = AtomicLazyReference<CountedInstance>()
             let correct = AtomicInt(0)
             let loaders = 4
-            runConcurrently(threadCount: loaders + 1) { index in
+            let finished = runConcurrentlyWithinStallLimit(threadCount: loaders + 1) { index in
                 if index == 0 {
                     _ = reference.storeIfNil(CountedInstance(tag: round, counter: deinits))
                     return
@@ -88,6 +90,8 @@ struct AtomicLazyReferenceTests {
                 }
                 if instance!.tag == round && instance!.payload == [round, round &* 2, round &* 3] { correct.increment() }
             }
+            #expect(finished, "callers still running after \(lockStallLimit): a lost wake-up?")
+            guard finished else { return }
             #expect(correct.load() == loaders)
         }
     }

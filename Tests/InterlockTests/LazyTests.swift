@@ -29,11 +29,13 @@ struct LazyTests {
             }
             let buffers = (0..<threads).map { _ in AtomicInt(0) }
             let correct = AtomicInt(0)
-            runConcurrently(threadCount: threads) { index in
+            let finished = runConcurrentlyWithinStallLimit(threadCount: threads) { index in
                 let value = lazy.value
                 if value.count == length && value[length - 1] == (length - 1) &* round { correct.increment() }
                 buffers[index].store(value.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) })
             }
+            #expect(finished, "callers still running after \(lockStallLimit): a lost wake-up?")
+            guard finished else { return }
             #expect(computations.load() == 1, "round \(round): computed \(computations.load()) times")
             #expect(correct.load() == threads)
             // One computation, one buffer: every reader holds the same storage.
@@ -52,9 +54,11 @@ struct LazyTests {
                 return String(repeating: "Lazy — ünïcödé ", count: 200)
             }
             let correct = AtomicInt(0)
-            runConcurrently(threadCount: threads) { _ in
+            let finished = runConcurrentlyWithinStallLimit(threadCount: threads) { _ in
                 for _ in 0..<3 where lazy.value == expected { correct.increment() }
             }
+            #expect(finished, "callers still running after \(lockStallLimit): a lost wake-up?")
+            guard finished else { return }
             #expect(computations.load() == 1)
             #expect(correct.load() == threads * 3)
         }
@@ -71,7 +75,7 @@ struct LazyTests {
             let announced = AtomicBool(false)
             let correct = AtomicInt(0)
             let readers = 4
-            runConcurrently(threadCount: readers + 1) { index in
+            let finished = runConcurrentlyWithinStallLimit(threadCount: readers + 1) { index in
                 if index == 0 {
                     _ = lazy.value
                     // Relaxed: deliberately no happens-before edge.
@@ -82,6 +86,8 @@ struct LazyTests {
                 let value = lazy.value
                 if value.tag == round && value.payload == [round, round &* 2, round &* 3] { correct.increment() }
             }
+            #expect(finished, "callers still running after \(lockStallLimit): a lost wake-up?")
+            guard finished else { return }
             #expect(correct.load() == readers)
         }
     }

@@ -78,3 +78,22 @@ final class CountedInstance: @unchecked Sendable {
 struct OnceTestError: Error, Equatable {
     let attempt: Int
 }
+
+/// `runConcurrently` with a hang bound: runs `body(index)` on `threadCount` new threads that
+/// start together, and joins them once all have finished.
+/// - Returns: `false` when some thread did not finish within `lockStallLimit`; the threads are
+///   then left running, so that a lost wake-up fails the test instead of blocking the run.
+func runConcurrentlyWithinStallLimit(threadCount: Int, _ body: @escaping @Sendable (_ index: Int) -> Void) -> Bool {
+    let start = StartBarrier(count: threadCount)
+    let finished = AtomicInt(0)
+    let threads = (0..<threadCount).map { index in
+        TestThread {
+            start.wait()
+            body(index)
+            finished.increment()
+        }
+    }
+    guard lockEventually({ finished.load() == threadCount }) else { return false }
+    for thread in threads { thread.join() }
+    return true
+}

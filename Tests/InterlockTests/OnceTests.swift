@@ -27,7 +27,7 @@ struct OnceTests {
             // Plain memory, written by the body: only Once orders the callers' reads after it.
             let effect = LockGuarded<[Int]>([])
             let sawEffect = AtomicInt(0)
-            runConcurrently(threadCount: threads) { index in
+            let finished = runConcurrentlyWithinStallLimit(threadCount: threads) { index in
                 once.run {
                     bodies.increment()
                     effect.value = [round, index, round &+ index]
@@ -35,6 +35,8 @@ struct OnceTests {
                 let seen = effect.value
                 if seen.count == 3 && seen[0] == round && seen[2] == round &+ seen[1] { sawEffect.increment() }
             }
+            #expect(finished, "callers still running after \(lockStallLimit): a lost wake-up?")
+            guard finished else { return }
             #expect(bodies.load() == 1, "round \(round): the body ran \(bodies.load()) times")
             #expect(sawEffect.load() == threads, "round \(round): \(threads - sawEffect.load()) callers missed the body's effects")
             #expect(once.isDone)
@@ -53,7 +55,7 @@ struct OnceTests {
             let reruns = AtomicInt(0)
             let sawEffect = AtomicInt(0)
             let readers = 4
-            runConcurrently(threadCount: readers + 1) { index in
+            let finished = runConcurrentlyWithinStallLimit(threadCount: readers + 1) { index in
                 if index == 0 {
                     once.run { effect.value = [1, 2, 3] }
                     // Relaxed: deliberately no happens-before edge (see above).
@@ -68,6 +70,8 @@ struct OnceTests {
                 }
                 if effect.value == [1, 2, 3] { sawEffect.increment() }
             }
+            #expect(finished, "callers still running after \(lockStallLimit): a lost wake-up?")
+            guard finished else { return }
             #expect(reruns.load() == 0)
             #expect(sawEffect.load() == readers)
         }
@@ -184,7 +188,7 @@ struct OnceTests {
             let attempts = LockGuarded(0)  // plain: bodies never overlap
             let completions = AtomicInt(0)
             let errors = AtomicInt(0)
-            runConcurrently(threadCount: threads) { _ in
+            let finished = runConcurrentlyWithinStallLimit(threadCount: threads) { _ in
                 while true {
                     do {
                         try once.run {
@@ -198,6 +202,8 @@ struct OnceTests {
                     }
                 }
             }
+            #expect(finished, "callers still running after \(lockStallLimit): a lost wake-up?")
+            guard finished else { return }
             #expect(attempts.value == failures + 1)
             #expect(completions.load() == 1)
             #expect(errors.load() == failures)
