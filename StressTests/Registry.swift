@@ -46,6 +46,10 @@ enum WorkloadRegistry {
         .semaphorePool,
         .semaphoreProducerConsumer,
         .waitGroupRounds,
+        // Once and lazy initialization
+        .onceExactlyOnce,
+        .lazySingleComputation,
+        .atomicLazyReferenceOneWinner,
     ]
 
     /// The workload called `name`, if any.

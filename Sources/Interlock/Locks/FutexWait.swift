@@ -39,7 +39,7 @@ import Darwin
 /// refuses the call. One byte, so that passing it costs an immediate on the slow paths.
 @usableFromInline
 internal enum _FutexUser: UInt8, Sendable {
-    case lock, recursiveLock, readWriteLock, condition, conditionLock, semaphore, waitGroup, test
+    case lock, recursiveLock, readWriteLock, condition, conditionLock, semaphore, waitGroup, once, lazy, test
 
     @usableFromInline
     internal var typeName: String {
@@ -51,6 +51,8 @@ internal enum _FutexUser: UInt8, Sendable {
         case .conditionLock: "ConditionLock"
         case .semaphore: "Semaphore"
         case .waitGroup: "WaitGroup"
+        case .once: "Once"
+        case .lazy: "Lazy"
         case .test: "a test's futex word"
         }
     }
