@@ -39,7 +39,7 @@ import Darwin
 /// refuses the call. One byte, so that passing it costs an immediate on the slow paths.
 @usableFromInline
 internal enum _FutexUser: UInt8, Sendable {
-    case lock, recursiveLock, readWriteLock, condition, conditionLock, test
+    case lock, recursiveLock, readWriteLock, condition, conditionLock, synchronized, test
 
     @usableFromInline
     internal var typeName: String {
@@ -49,6 +49,7 @@ internal enum _FutexUser: UInt8, Sendable {
         case .readWriteLock: "ReadWriteLock"
         case .condition: "Condition"
         case .conditionLock: "ConditionLock"
+        case .synchronized: "synchronized(_:_:)"
         case .test: "a test's futex word"
         }
     }
