@@ -42,6 +42,8 @@ enum WorkloadRegistry {
         .lockFreeStackAlternating,
         .lockFreeQueueTransfer,
         .lockFreeQueueAlternating,
+        // synchronized
+        .synchronizedNesting,
     ]
 
     /// The workload called `name`, if any.
