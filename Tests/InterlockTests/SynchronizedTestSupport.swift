@@ -63,6 +63,17 @@ final class SyncContender: Sendable {
         thread.join()
         return true
     }
+
+    /// Joins the contender once it has got through.
+    func join() { thread.join() }
+}
+
+/// Whether every contender got through within one bound; joins them when they all did (the
+/// others hang, and are left).
+func syncAllFinishEventually(_ contenders: [SyncContender]) -> Bool {
+    guard lockEventually({ contenders.allSatisfy { $0.done.load() } }) else { return false }
+    for contender in contenders { contender.join() }
+    return true
 }
 
 /// Locks `count` fresh objects one after the other, each through a window of recently made

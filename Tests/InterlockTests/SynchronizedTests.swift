@@ -118,9 +118,7 @@ struct SynchronizedTests {
         worker.join()
         #expect(checks.value == [true, true], "an inner return released an object still held outside")
         #expect(heldAfter.value == 0)
-        for contender in contenders.value {
-            #expect(contender.finishesEventually(), "an object stayed locked after its outermost call")
-        }
+        #expect(syncAllFinishEventually(contenders.value), "an object stayed locked after its outermost call")
     }
 
     @Test("the lock is released when the body throws, at any depth")
@@ -141,9 +139,8 @@ struct SynchronizedTests {
             try nest(0)
         }
         #expect(ilk_sync_held_count() == 0)
-        for object in [shallow, nested] + deepObjects {
-            #expect(SyncContender(object).finishesEventually(), "an object stayed locked after a throw")
-        }
+        let contenders = ([shallow, nested] + deepObjects).map(SyncContender.init)
+        #expect(syncAllFinishEventually(contenders), "an object stayed locked after a throw")
     }
 
     @Test("a thread holding x does not stop another from entering y, y in x's bucket")
