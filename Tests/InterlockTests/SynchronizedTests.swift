@@ -249,6 +249,37 @@ struct SynchronizedTests {
         withExtendedLifetime(made) {}
     }
 
+    @Test("the records of a burst of objects held at once are freed again as the table is used")
+    func burstIsTrimmed() {
+        let burst = 1_000
+        let objects = (0..<burst).map { _ in SyncToken() }
+        let peak = LockGuarded(SynchronizedCensus())
+        let done = AtomicBool(false)
+        // Nested on a thread of its own: 1,000 levels want more stack than a test task has.
+        let worker = TestThread {
+            func nest(_ level: Int) {
+                if level == burst { peak.value = SynchronizedCensus.take(); return }
+                synchronized(objects[level]) { nest(level + 1) }
+            }
+            nest(0)
+            done.store(true)
+        }
+        #expect(lockEventually { done.load() })
+        guard done.load() else { return }
+        worker.join()
+        #expect(peak.value.inUse == burst)
+        #expect(SynchronizedCensus.take().linked >= burst)  // spares now, until claims pass by
+        // Claims that find no record for their object trim each bucket they visit to one spare
+        // besides the record they take.
+        let (count, addresses) = syncChurnFreshObjects(TestScale.count(50_000, small: 5_000))
+        #expect(count == TestScale.count(50_000, small: 5_000))
+        #expect(addresses.count > 8 * SynchronizedCensus.bucketCount)
+        let after = SynchronizedCensus.take()
+        #expect(after.linked <= 2 * SynchronizedCensus.bucketCount, "\(after.linked) records left after the burst")
+        #expect(after.linked == after.allocated - after.freed)
+        withExtendedLifetime(objects) {}
+    }
+
     @Test("a record in use is counted; it is a spare once the call returns")
     func censusInUse() {
         let token = SyncToken()
