@@ -6,9 +6,10 @@
 // it, and a per-thread cache so that re-entry skips the table — with three differences:
 //   - the record's mutex is RecursiveLock's scheme (owner thread id and depth over the futex
 //     mutex of `_MutexWord`, MutexWord.swift) instead of a pthread recursive mutex;
-//   - records beyond one spare per bucket are freed again when a lookup passes them (objc4
-//     keeps every record it ever made), so memory follows the peak number of objects locked
-//     at once, never the number of objects ever locked;
+//   - a claim that finds no record for its object frees the bucket's unused records beyond
+//     the one it takes and one spare (objc4 keeps every record it ever made, as many per
+//     bucket as were ever in use at once), so a burst of objects locked at once is given
+//     back as the table is used; memory never follows the number of objects ever locked;
 //   - the API takes a closure, so the record found on entry is still at hand on exit: the
 //     exit never looks anything up, and the per-thread cache only has to answer "does this
 //     thread hold that object already?" (a stack of object addresses, not of records).
