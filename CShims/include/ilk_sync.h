@@ -17,7 +17,8 @@
  *                                through the table, innermost last. Only the first
  *                                ILK_SYNC_HELD_SLOTS entries are stored; deeper pushes only
  *                                count, and a lookup misses them (the table's owner check then
- *                                answers instead).
+ *                                answers instead). ilk_sync_held_count() says how many
+ *                                pushes are outstanding (0 outside every body; tests).
  *   ilk_sync_counter_allocated() / ilk_sync_counter_freed()
  *                                records ever allocated and freed (tests, diagnostics).
  *
