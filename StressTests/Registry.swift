@@ -50,6 +50,8 @@ enum WorkloadRegistry {
         .onceExactlyOnce,
         .lazySingleComputation,
         .atomicLazyReferenceOneWinner,
+        // synchronized
+        .synchronizedNesting,
     ]
 
     /// The workload called `name`, if any.

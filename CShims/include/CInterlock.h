@@ -12,6 +12,7 @@
  *   ilk_rwlock.h    ReadWriteLock's memory layout (writer words and reader count apart)
  *   ilk_rcu.h       liburcu (urcu-bp) read-side sections and batched deferred frees
  *   ilk_node_pool.h recycling of small nodes through RCU grace periods (LockFreeStack)
+ *   ilk_sync.h      the per-object lock records of synchronized(_:_:)
  */
 #ifndef CINTERLOCK_H
 #define CINTERLOCK_H
@@ -27,5 +28,6 @@
 #include "ilk_osatomic.h"
 #include "ilk_rcu.h"
 #include "ilk_node_pool.h"
+#include "ilk_sync.h"
 
 #endif /* CINTERLOCK_H */

@@ -39,7 +39,7 @@ import Darwin
 /// refuses the call. One byte, so that passing it costs an immediate on the slow paths.
 @usableFromInline
 internal enum _FutexUser: UInt8, Sendable {
-    case lock, recursiveLock, readWriteLock, condition, conditionLock, semaphore, waitGroup, once, lazy, test
+    case lock, recursiveLock, readWriteLock, condition, conditionLock, semaphore, waitGroup, once, lazy, synchronized, test
 
     @usableFromInline
     internal var typeName: String {
@@ -53,6 +53,7 @@ internal enum _FutexUser: UInt8, Sendable {
         case .waitGroup: "WaitGroup"
         case .once: "Once"
         case .lazy: "Lazy"
+        case .synchronized: "synchronized(_:_:)"
         case .test: "a test's futex word"
         }
     }
