@@ -175,3 +175,38 @@ package.targets += [
         ]
     ),
 ]
+
+// Once, Lazy and AtomicLazyReference: against pthread_once, a Swift lazy global, an Int? under
+// Synchronization.Mutex, and swift-atomics' ManagedAtomicLazyReference.
+package.targets += [
+    .executableTarget(
+        name: "OnceBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Interlock", package: "Interlock"),
+            .product(name: "Atomics", package: "swift-atomics"),
+            "BenchmarkSupport",
+        ],
+        path: "Benchmarks/OnceBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+        ]
+    ),
+]
+
+// synchronized(_:_:): against NSRecursiveLock per object in a dictionary and one global
+// NSRecursiveLock.
+package.targets += [
+    .executableTarget(
+        name: "SynchronizedBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Interlock", package: "Interlock"),
+            "BenchmarkSupport",
+        ],
+        path: "Benchmarks/SynchronizedBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+        ]
+    ),
+]
