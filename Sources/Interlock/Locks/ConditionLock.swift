@@ -352,7 +352,7 @@ public final class ConditionLock: Locking, @unchecked Sendable {
                 _ = _MutexWord.unlock(_mutex, for: .conditionLock)
 
                 // Step 2: spin, then sleep, until an unlocker hands us a wake (word 1).
-                let timedOut = _awaitHandOff(word, spinning: spinning, deadline: deadline)
+                let timedOut = _HandOff.await(word, spinning: spinning, deadline: deadline, spinWindow: _spinWindowWord, for: .conditionLock)
                 // Step 3.
                 _MutexWord.lock(_mutex, for: .conditionLock)
                 // Relaxed: under the mutex; every store of 1 was made under it.
@@ -369,42 +369,6 @@ public final class ConditionLock: Locking, @unchecked Sendable {
                 }
             }
         }
-    }
-
-    /// Step 2 of a wait: spins (when `spinning`), then sleeps, until the record's word is 1.
-    /// - Returns: `true` when the deadline passed first (the word may still be 0 or 2).
-    @usableFromInline
-    internal func _awaitHandOff(
-        _ word: UnsafeMutablePointer<UInt32>, spinning: Bool, deadline: ContinuousClock.Instant?
-    ) -> Bool {
-        let windowWord = _spinWindowWord
-        let window = _AdaptiveSpin.window(windowWord)
-        let start = ilk_clock_monotonic_ns()
-        // Acquire: pairs with the unlocker's release exchange to 1.
-        if spinning, let elapsed = _AdaptiveSpin.spin(window: _AdaptiveSpin.window(window, before: deadline), start: start, while: {
-            ilk_atomic_load_u32(word, ILK_ORDER_ACQUIRE) == 0
-        }) {
-            _AdaptiveSpin.learnFromSpin(windowWord, window: window, elapsed: elapsed)
-            return false
-        }
-        // Announce the sleep, so that the unlocker makes the wake call. Relaxed on both
-        // sides: a failure means the word is 1 already, re-read with acquire below.
-        _ = ilk_atomic_cas_value_u32(word, 0, 2, ILK_ORDER_RELAXED, ILK_ORDER_RELAXED)
-        var timedOut = false
-        // Acquire: pairs with the unlocker's release exchange to 1.
-        while ilk_atomic_load_u32(word, ILK_ORDER_ACQUIRE) != 1 {
-            if let deadline {
-                if _Futex.wait(word, expected: 2, until: deadline, for: .conditionLock) == .timedOut {
-                    timedOut = true
-                    break
-                }
-            } else {
-                _ = _Futex.wait(word, expected: 2, for: .conditionLock)
-            }
-        }
-        _AdaptiveSpin.learnFromSleep(
-            windowWord, window: window, waited: ilk_clock_monotonic_ns() &- start, woken: !timedOut)
-        return timedOut
     }
 
     /// Unlinks a record that is known to be listed (its thread timed out).

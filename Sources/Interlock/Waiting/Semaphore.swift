@@ -21,9 +21,9 @@
 //
 // The hand-off (slow paths, under `listLock`, a `_MutexWord`):
 //   - a committed waiter takes a unit from `pending` if there is one; otherwise it queues a
-//     record (on its own stack: word 0) at the tail, releases the lock, spins for an adaptive
-//     window while few wait (AdaptiveSpin.swift), then announces its sleep (word 0 -> 2) and
-//     sleeps on the word until it reads 1;
+//     record (on its own stack: word 0) at the tail, releases the lock, and waits for the word
+//     to read 1: spinning for an adaptive window while few wait, then asleep on it
+//     (HandOffWait.swift, shared with ConditionLock);
 //   - a matching signal unlinks the head record and sets its word to 1 (waking it if it read
 //     2), or, when no record is queued (its waiter has decremented but not queued yet), adds
 //     one to `pending`;
@@ -249,7 +249,7 @@ public final class Semaphore: @unchecked Sendable {
             let spinning = _queued.pointee <= Int(_conditionSpinMaxWaiters)
             _ = _MutexWord.unlock(listLock, for: .semaphore)
 
-            if !_awaitGrant(word, spinning: spinning, deadline: deadline) { return true }
+            if !_HandOff.await(word, spinning: spinning, deadline: deadline, spinWindow: _spinWindow, for: .semaphore) { return true }
 
             // The deadline passed: granted meanwhile, withdraw, or wait for the grant in flight.
             _MutexWord.lock(listLock, for: .semaphore)
@@ -270,45 +270,9 @@ public final class Semaphore: @unchecked Sendable {
             }
             _ = _MutexWord.unlock(listLock, for: .semaphore)
             // Granted, or a grant is on its way (count >= 0): take it.
-            _ = _awaitGrant(word, spinning: false, deadline: nil)
+            _ = _HandOff.await(word, spinning: false, deadline: nil, spinWindow: _spinWindow, for: .semaphore)
             return true
         }
-    }
-
-    /// Spins (when `spinning`), then sleeps, until the record's word reads 1.
-    /// - Returns: `true` when `deadline` passed first (the word may still be 0 or 2).
-    @usableFromInline
-    internal func _awaitGrant(
-        _ word: UnsafeMutablePointer<UInt32>, spinning: Bool, deadline: ContinuousClock.Instant?
-    ) -> Bool {
-        let windowWord = _spinWindow
-        let window = _AdaptiveSpin.window(windowWord)
-        let start = ilk_clock_monotonic_ns()
-        // Acquire: pairs with the signal's release exchange to 1.
-        if spinning, let elapsed = _AdaptiveSpin.spin(window: _AdaptiveSpin.window(window, before: deadline), start: start, while: {
-            ilk_atomic_load_u32(word, ILK_ORDER_ACQUIRE) != 1
-        }) {
-            _AdaptiveSpin.learnFromSpin(windowWord, window: window, elapsed: elapsed)
-            return false
-        }
-        // Announce the sleep, so that the signal makes the wake call. Relaxed on both sides:
-        // a failure means the word is 1 already, re-read with acquire below.
-        _ = ilk_atomic_cas_value_u32(word, 0, 2, ILK_ORDER_RELAXED, ILK_ORDER_RELAXED)
-        var timedOut = false
-        // Acquire: pairs with the signal's release exchange to 1.
-        while ilk_atomic_load_u32(word, ILK_ORDER_ACQUIRE) != 1 {
-            if let deadline {
-                if _Futex.wait(word, expected: 2, until: deadline, for: .semaphore) == .timedOut {
-                    timedOut = true
-                    break
-                }
-            } else {
-                _ = _Futex.wait(word, expected: 2, for: .semaphore)
-            }
-        }
-        _AdaptiveSpin.learnFromSleep(
-            windowWord, window: window, waited: ilk_clock_monotonic_ns() &- start, woken: !timedOut)
-        return timedOut
     }
 
     @inlinable @inline(__always)
