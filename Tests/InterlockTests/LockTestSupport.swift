@@ -99,11 +99,13 @@ func checkExclusion<L: Locking>(_ lock: L, threads: Int, rounds: Int,
     runConcurrently(threadCount: threads) { _ in
         for _ in 0..<rounds {
             lock.lock()
-            let entry = counter.value
-            for _ in 0..<10 { counter.value += 1 }
-            if counter.value != entry + 10 { violations.value += 1 }
-            counter.value -= 10
-            if counter.value != entry { violations.value += 1 }
+            // Each step is an opaque call: the optimizer cannot fold the section into nothing
+            // (`entry + 10 == entry + 10`), so an overlap of two holders is seen.
+            let entry = opaqueRead(counter)
+            for _ in 0..<10 { opaqueAdd(counter, 1) }
+            if opaqueRead(counter) != entry + 10 { violations.value += 1 }
+            opaqueAdd(counter, -10)
+            if opaqueRead(counter) != entry { violations.value += 1 }
             total.value += 1
             lock.unlock()
         }
@@ -112,3 +114,9 @@ func checkExclusion<L: Locking>(_ lock: L, threads: Int, rounds: Int,
     #expect(counter.value == 0, sourceLocation: sourceLocation)
     #expect(total.value == threads * rounds, sourceLocation: sourceLocation)
 }
+
+/// Reads `box.value` through a call the optimizer cannot see into.
+@inline(never) func opaqueRead(_ box: LockGuarded<Int>) -> Int { box.value }
+
+/// Adds `delta` to `box.value` through a call the optimizer cannot see into.
+@inline(never) func opaqueAdd(_ box: LockGuarded<Int>, _ delta: Int) { box.value += delta }

@@ -1,7 +1,8 @@
 // Tests of Lock, the futex mutex: exclusion under contention, try and timed forms, withLock,
 // the name, and the trap on unlocking a lock that is not locked.
 
-import Interlock
+import CInterlock
+@testable import Interlock
 import Testing
 
 #if canImport(Glibc)
@@ -76,16 +77,24 @@ struct LockTests {
         let lock = Lock()
         lock.lock()
         let acquired = LockGuarded(false)
-        let startedFlag = AtomicBool(false)
+        let tid = AtomicUInt32(0)
+        let returned = AtomicBool(false)
         let waiter = TestThread {
-            startedFlag.store(true)
+            tid.store(ilk_current_thread_id())
             let ok = lock.lock(before: .now + lockStallLimit)
             acquired.value = ok
             if ok { lock.unlock() }
+            returned.store(true)
         }
-        #expect(lockEventually { startedFlag.load() })
+        // The waiter is parked in its timed futex wait (word 2, thread asleep) before the
+        // unlock, so only the unlock's wake can let it in before its deadline.
+        #expect(lockEventually {
+            ilk_atomic_load_u32(lock._word, ILK_ORDER_RELAXED) == 2 && tid.load() != 0
+                && threadState(Int32(bitPattern: tid.load())) == "S"
+        }, "the waiter never parked")
         lock.unlock()
-        waiter.join()
+        #expect(lockEventually { returned.load() })
+        if returned.load() { waiter.join() }
         #expect(acquired.value)
         #expect(lock.tryLock())
         lock.unlock()
