@@ -4,7 +4,8 @@
 #   make test     unit tests; unit tests again under ThreadSanitizer; a short stress run built
 #                 with ThreadSanitizer. Any failure or TSan report fails the command.
 #
-# Both install liburcu-dev first when it is missing and they can (scripts/ensure-deps.sh).
+# Both install liburcu-dev first when it is missing and they can (scripts/ensure-deps.sh);
+# `make test` also installs bindfs, the FUSE file system its tests mount (ensure-test-deps.sh).
 #
 #   make bench         every benchmark (Benchmarks/, a separate package), package-benchmark's tables
 #   make bench-ratios  the same run, then Interlock's ratio to the fastest peer per workload
@@ -17,10 +18,14 @@ export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
 STRESS_ARGS ?=
 
-.PHONY: stress test deps bench-deps unit unit-tsan stress-tsan bench bench-ratios bench-spread
+.PHONY: stress test deps test-deps bench-deps unit unit-tsan stress-tsan bench bench-ratios bench-spread
 
 deps:
 	@scripts/ensure-deps.sh
+
+# What the tests start too (bindfs, a FUSE file system for DistributedLock's recipe test).
+test-deps:
+	@scripts/ensure-test-deps.sh
 
 # The benchmark peers' packages too (Concurrency Kit, Boost), after liburcu.
 bench-deps:
@@ -29,12 +34,12 @@ bench-deps:
 stress: deps
 	$(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: deps unit unit-tsan stress-tsan
+test: test-deps unit unit-tsan stress-tsan
 
-unit: deps
+unit: test-deps
 	$(SWIFT) test
 
-unit-tsan: deps
+unit-tsan: test-deps
 	$(SWIFT) test --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
 stress-tsan: deps

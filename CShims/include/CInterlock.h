@@ -13,6 +13,7 @@
  *   ilk_rcu.h       liburcu (urcu-bp) read-side sections and batched deferred frees
  *   ilk_node_pool.h recycling of small nodes through RCU grace periods (LockFreeStack)
  *   ilk_sync.h      the per-object lock records of synchronized(_:_:)
+ *   ilk_fs.h        statfs(2)'s file system type, for DistributedLock's choice of recipe
  */
 #ifndef CINTERLOCK_H
 #define CINTERLOCK_H
@@ -29,5 +30,6 @@
 #include "ilk_rcu.h"
 #include "ilk_node_pool.h"
 #include "ilk_sync.h"
+#include "ilk_fs.h"
 
 #endif /* CINTERLOCK_H */

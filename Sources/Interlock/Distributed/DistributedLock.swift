@@ -3,12 +3,15 @@
 //
 // ALGORITHM — acquisition publishes a complete record at `path` with one link, never creating
 // `path` empty and then writing it. Two recipes, same guarantees:
-//   FAST (Linux, local file systems): open(directory, O_TMPFILE) makes an unnamed file (mode
+//   FAST (Linux, on file systems known to be local: statfs(2) says ext2/3/4, xfs, btrfs or
+//     tmpfs; O_TMPFILE working proves nothing, FUSE and overlay support it and may front a
+//     shared or remote store): open(directory, O_TMPFILE) makes an unnamed file (mode
 //     0666 less the umask), the record is written to it (fsync'ed if `durable`), and
 //     linkat("/proc/self/fd/N", path, AT_SYMLINK_FOLLOW) names it: EEXIST means held. If the
 //     link fails the unnamed file disappears on close. One directory change instead of three.
-//   NFS-SAFE (NFS and every file system without O_TMPFILE; chosen on the first EOPNOTSUPP and
-//     remembered per object; forced by INTERLOCK_DLOCK_NAMED_TEMPORARY=1) - link(2) of a
+//   NFS-SAFE (every other file system, NFS and FUSE included, and wherever O_TMPFILE fails;
+//     chosen at init from statfs, or on the first EOPNOTSUPP, and remembered per object;
+//     forced by INTERLOCK_DLOCK_NAMED_TEMPORARY=1) - link(2) of a
 //     private file, the recipe of open(2)'s manual, section O_EXCL, used by liblockfile and Exim:
 //   1. Write the record (pid, host, wall-clock time, a fresh 128-bit random token; format in
 //      DistributedLockRecord.swift) into a temporary file of our own in the lock's directory,
@@ -131,8 +134,9 @@ public final class DistributedLock: @unchecked Sendable {
     let directory: String
     /// The lock's directory followed by "/", for our temporary and tombstone names.
     let directoryPrefix: String
-    /// Set once the directory turned out not to support unnamed files (O_TMPFILE): then only
-    /// the named temporary file recipe is used. A hint: both recipes are correct.
+    /// Set when the named temporary file recipe must be used: the directory is not on a file
+    /// system known to be local (statfs, at init), or turned out not to support unnamed files
+    /// (O_TMPFILE).
     /// Starts set when the environment variable `INTERLOCK_DLOCK_NAMED_TEMPORARY` is `1`, which
     /// forces the NFS recipe on any file system (tests use it to cover that recipe locally).
     let unnamedUnsupported = AtomicBool(false)
@@ -214,6 +218,10 @@ public final class DistributedLock: @unchecked Sendable {
             throw failure(DistributedLockError.code(for: code),
                           "the parent directory \"\(directory)\" is not writable and searchable", code)
         }
+        // The FAST recipe only where the file system is known to be local (file header).
+        if !(_DLSys.fileSystemType(directory).map(_DLSys.localFileSystemTypes.contains) ?? false) {
+            unnamedUnsupported.store(true, ordering: .relaxed)  // before the object is shared
+        }
         do {
             if let entry = try _DLSys.lstatEntry(path), !_DLSys.isRegular(entry) {
                 throw _DistributedLockFailure.notALock(subject: path, why: "it is \(_DLSys.kindName(entry))")
@@ -221,6 +229,15 @@ public final class DistributedLock: @unchecked Sendable {
         } catch let failure as _DistributedLockFailure {
             throw DistributedLockError(failure, path: path, operation: "init")
         }
+    }
+
+    /// Whether this lock uses the fast recipe (an unnamed O_TMPFILE file linked into place,
+    /// ownership proved by device and inode), which it does only on a file system known to be
+    /// local to this host (ext2/3/4, xfs, btrfs, tmpfs); elsewhere (NFS, FUSE, overlay, ...) it
+    /// uses the portable recipe (a named private file, link(2), ownership proved by the token).
+    public var usesLocalFileSystemRecipe: Bool {
+        // Relaxed: a snapshot of a hint that only ever goes from false to true.
+        !unnamedUnsupported.load(ordering: .relaxed)
     }
 
     deinit {

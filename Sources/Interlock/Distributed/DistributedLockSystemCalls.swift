@@ -8,6 +8,8 @@
 // directly. Random bytes come from the standard library's SystemRandomNumberGenerator, which on
 // Linux is getrandom(2) (the Glibc module does not export getrandom itself).
 
+import CInterlock
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -101,6 +103,23 @@ internal enum _DLSys {
             throw failure
         }
         return identity(info)
+    }
+
+    /// statfs(2) f_type of the file systems known to be local to this host, on which the
+    /// unnamed-file recipe's proof of ownership (device and inode of a file we keep open) holds:
+    /// ext2/3/4, xfs, btrfs and tmpfs. Everything else (NFS, FUSE, overlay, CIFS, unknown) may
+    /// be shared or may reuse inode numbers behind our back, and gets the named recipe.
+    static let localFileSystemTypes: Set<Int64> = [
+        0xEF53,       // EXT2_SUPER_MAGIC (ext2, ext3, ext4)
+        0x5846_5342,  // XFS_SUPER_MAGIC
+        0x9123_683E,  // BTRFS_SUPER_MAGIC
+        0x0102_1994,  // TMPFS_MAGIC
+    ]
+
+    /// The statfs(2) type of the file system holding `directory`, or nil when statfs fails.
+    static func fileSystemType(_ directory: String) -> Int64? {
+        var type: Int64 = 0
+        return directory.withCString({ ilk_fs_type($0, &type) }) == 0 ? type : nil
     }
 
     #if os(Linux)
