@@ -16,12 +16,14 @@
 //                                    child of its own and reap it: one abandoned lock per round.
 //   hold LOCK                        tryLock (exit 3 if held) and exit holding the lock.
 //   noop                             exit 0 at once.
+//   break-stalling LOCK OUT          breakLockIfStale(), stopping itself (SIGSTOP) at each of the
+//                                    breaker's test points; writes "true" or "false" to OUT.
 //   probe OP PATH OUT                run OP (init, tryLock, lockInfo, breakLock) on PATH and
 //                                    write "ok" or the error's description to OUT.
 //
 // Exit status: 0 done, 1 a DistributedLock error (printed to stderr), 2 bad arguments.
 
-import Interlock
+@_spi(Testing) import Interlock
 
 #if canImport(Glibc)
 import Glibc
@@ -115,6 +117,15 @@ do {
         }
     case ("noop", 0):
         break
+    case ("break-stalling", 2):
+        DistributedLock.breakerTestHook = { _ in raise(SIGSTOP) }
+        let lock = try DistributedLock(path: rest[0])
+        let broke = try lock.breakLockIfStale()
+        let fd = open(rest[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        if fd < 0 { fail("open \(rest[1]): errno \(errno)", 1) }
+        let bytes = Array((broke ? "true" : "false").utf8)
+        _ = write(fd, bytes, bytes.count)
+        close(fd)
     case ("hold", 1):
         let lock = try DistributedLock(path: rest[0])
         guard try lock.tryLock() else { fail("lock already held", 3) }

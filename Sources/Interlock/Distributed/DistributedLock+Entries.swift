@@ -82,7 +82,7 @@ extension DistributedLock {
     /// Removes the lock at `entry` if it is the one `expected` describes: rename it to a
     /// tombstone, check the tombstone, unlink it or put it back.
     func removeLock(
-        at entry: String, expecting expected: Expectation, tombstone: String? = nil
+        at entry: String, expecting expected: Expectation, tombstone: String? = nil, breaking: Bool = false
     ) throws(_DistributedLockFailure) -> Removal {
         let tombstone = tombstone ?? privateName(_LockToken.random().hex, "dead")
         let renameError = _DLSys.renameEntry(entry, tombstone)
@@ -92,6 +92,7 @@ extension DistributedLock {
         } else if renameError != 0 {
             throw _DLSys.fail("rename(\"\(entry)\", \"\(tombstone)\")", entry, renameError)
         }
+        if breaking { Self.breakerTestHook?(.movedAside) }
         var expected = expected
         if case .identity(let identity, let token) = expected {
             // No read needed: the pinned identity proves ownership.

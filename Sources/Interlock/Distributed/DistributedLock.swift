@@ -60,8 +60,10 @@
 //
 // WHAT IS AND IS NOT GUARANTEED
 //   - At most one holder, as long as locks are removed only by their holders (unlock) and by
-//     breakLockIfStale's "holder's process is dead" rule: those removals are exact (token
-//     checked under the breakers' guard, see DistributedLock+Stale.swift).
+//     breakLockIfStale's "holder's process is dead" rule: those removals are exact (a breaker
+//     swaps a placeholder in with RENAME_EXCHANGE, so the path is never free while it checks,
+//     and removes only the lock it judged, however long it stalled; see
+//     DistributedLock+Stale.swift, also for the fallback on NFS).
 //   - breakLock() and the age rule of breakLockIfStale remove a lock whose holder may be
 //     alive: that holder still believes it holds the lock until its unlock throws `lockLost`.
 //     This is the documented meaning of breaking a lock, as in NSDistributedLock.
@@ -140,6 +142,9 @@ public final class DistributedLock: @unchecked Sendable {
     /// Starts set when the environment variable `INTERLOCK_DLOCK_NAMED_TEMPORARY` is `1`, which
     /// forces the NFS recipe on any file system (tests use it to cover that recipe locally).
     let unnamedUnsupported = AtomicBool(false)
+    /// Whether the directory supports RENAME_EXCHANGE: 0 not known yet, 1 yes, 2 no (a hint
+    /// cached by `exchangeWorks`, DistributedLock+Stale.swift).
+    let exchangeSupport = AtomicInt(0)
     /// This host's name, as recorded in our locks and compared by the stale-lock rules.
     let hostName: String
     /// "<directory>/.ilk-<host>-": the start of our temporary and tombstone names.

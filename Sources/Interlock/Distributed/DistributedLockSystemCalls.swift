@@ -235,6 +235,18 @@ internal enum _DLSys {
         return result == 0 ? 0 : errno
     }
 
+    /// renameat2(2) with RENAME_EXCHANGE: swaps the two entries atomically. - Returns: 0, or
+    /// errno (EINVAL or ENOSYS where the file system or kernel cannot, e.g. NFS).
+    static func exchangeEntries(_ a: String, _ b: String) -> Int32 {
+        let result = a.withCString { x in b.withCString { y in ilk_rename_exchange(x, y) } }
+        return result == 0 ? 0 : errno
+    }
+
+    /// Whether `code` from `exchangeEntries` means "not supported here" (fall back).
+    static func exchangeUnsupported(_ code: Int32) -> Bool {
+        code == EINVAL || code == ENOSYS || code == EOPNOTSUPP || code == EXDEV
+    }
+
     /// unlink(2). - Returns: 0, or errno.
     @discardableResult
     static func unlinkEntry(_ path: String) -> Int32 {
