@@ -90,9 +90,16 @@
 // unlock's look at A: an unlock that sees A = 0 after its store is one whose release the
 // sleeper's look at W will see.
 // If membarrier fails later (ENOMEM since Linux 5.10, or a seccomp filter installed after
-// setup), the lock DEGRADES rather than trapping (`_degrade`): it switches to full fences, and
-// its sleepers bound every futex wait to 1 ms and look again, so that a wake-up missed by an
-// unlock that read the old mode costs at most that; readers also clear a stale P themselves.
+// setup), the lock DEGRADES rather than trapping (`_degrade`): it switches to full fences, wakes
+// every sleeper once, and from then on its sleepers bound every futex wait to 1 ms and look
+// again; a reader that finds P with no writer registered clears it. The argument does not rest
+// on timing, so it holds under arbitrary preemption: an unlock that read the old mode (A without
+// the fence bit) may be preempted for any time between its decision and its store of W, then
+// store P for writers long gone and miss every sleeper in its looks; but exclusion never
+// depended on the mode (the reader/claimant Dekker pair is seq_cst on both sides in every mode),
+// a missed wake-up costs a poller one interval, and the stale P is cleared by the first reader
+// that polls or arrives (it registers, then looks). Sleepers that were asleep in an unbounded
+// wait before the switch are woken by it, so none is left relying on an unlock's look.
 //
 // Readers are not starved. Normally an unlock only wakes the registered readers (RS) to compete
 // with whoever else comes (barging keeps the lock busy: nothing waits for a sleeping thread to
@@ -545,16 +552,6 @@ public final class ReadWriteLock: @unchecked Sendable {
         if readers { _wakeReaders() }
     }
 
-    /// Degraded mode only: an unlock that read the old mode may store P just after our look. Its
-    /// store leaves its store buffer within microseconds, so look again 100 us later and clear a P
-    /// that no writer is registered for (readers that slept before the lock degraded do not poll).
-    internal func _clearPendingLater() {
-        let until = ContinuousClock.now + .microseconds(100)
-        while ContinuousClock.now < until { ilk_thread_yield() }
-        // Seq_cst: after our decrement of Sw; a new registration makes P legitimate again.
-        if ilk_atomic_load_u32(_sw, ILK_ORDER_SEQ_CST) == 0 { _clearPending() }
-    }
-
     /// Clears P if W still holds it, then nudges the readers that it kept out.
     @usableFromInline
     internal func _clearPending() {
@@ -760,16 +757,26 @@ public final class ReadWriteLock: @unchecked Sendable {
         if ilk_membarrier_heavy() != 0 { _degrade() }
     }
 
-    /// Switches to degraded mode. An unlock that read the old mode may still miss a sleeper, so
-    /// sleepers in degraded mode bound each futex wait by `degradedPollInterval` and look again:
-    /// a wake-up an unlock misses costs at most that long, never a hang.
+    /// Switches to degraded mode. An unlock that read the old mode may still miss a sleeper, or
+    /// store a P that no writer is registered for any time later (preempted between its
+    /// decision and its store), so from now on every sleeper polls: each futex wait is bounded
+    /// by `degradedPollInterval`, after which it looks again (and a reader clears a P with no
+    /// writer registered). Sleepers already asleep in an unbounded wait are woken here, once,
+    /// so that they poll too. None of this rests on timing (file comment, "degraded").
     internal func _degrade() {
         // Seq_cst: an unlock that loads A from now on takes the careful path and fences fully
         // (it decides from the bit, not from the mode below); one that loaded A before is
         // covered by the polling.
         _ = ilk_atomic_fetch_or_u32(_attention, _RW.attentionFences, ILK_ORDER_SEQ_CST)
         // Seq_cst: a full barrier of our own (the exchange) before our look at W.
-        _ = ilk_atomic_exchange_u32(_fenceMode, _RW.degradedMode, ILK_ORDER_SEQ_CST)
+        let previous = ilk_atomic_exchange_u32(_fenceMode, _RW.degradedMode, ILK_ORDER_SEQ_CST)
+        guard previous != _RW.degradedMode else { return }
+        // The release increments of RS and N come after the exchange: a sleeper that reads the
+        // new RS (or N) with acquire then reads the degraded mode in `_waitLimit`; one that read
+        // the old sequence is woken here, or its futex wait finds the sequence changed.
+        _wakeReaders()
+        _ = ilk_atomic_fetch_add_u32(_n, 1, ILK_ORDER_RELEASE)
+        _Futex.wakeAll(_n, for: .readWriteLock)
     }
 
     @usableFromInline @inline(never)
@@ -826,10 +833,9 @@ public final class ReadWriteLock: @unchecked Sendable {
         if old == 1 {
             // The last to leave clears P (readers waited only because of it), after the heavy
             // fence: an unlock storing P either sees our decrement or we see its P. (In degraded
-            // mode the sleeping readers clear a P left stale by a missed decrement themselves.)
+            // mode the polling readers clear a P left stale by a missed decrement themselves.)
             _sleeperFence()
             _clearPending()
-            if _degraded { _clearPendingLater() }
         } else {
             _wakeWriter()
         }
