@@ -43,7 +43,7 @@
  * at the request only after a 10 ms nap that follows each wake-up (liburcu 0.13's batching);
  * call_rcu_after_fork_parent then waits for it to resume (1 ms polls). So once Interlock has
  * handed anything to call_rcu, each fork() takes about 12 ms in the parent (a 50-iteration
- * C loop on the development machine: 11.8 ms, against 51 us without the hooks). posix_spawn
+ * C loop on a 2-vCPU x86-64 machine: 11.8 ms, against 51 us without the hooks). posix_spawn
  * and vfork, which run no fork handlers, cost nothing more; Swift's and Foundation's process
  * launching use posix_spawn.
  *

@@ -3,7 +3,7 @@
  * flags of a `lock sub` instead of reading a result (ilk_mutex.h, ilk_rwlock.h).
  *
  * Why assembly at all: on x86-64 a `lock xadd` or `xchg` whose result is then compared cost
- * 0.3-0.8 ns more per lock+unlock, on the development machine (AMD EPYC), than a `lock sub`
+ * 0.3-0.8 ns more per lock+unlock, on a 2-vCPU AMD EPYC machine, than a `lock sub`
  * followed directly by a branch on its flags (the measurements are in the two headers). The
  * compilers emit the flag form only when the result is compared with 0 once (one of ZF or SF);
  * the unlocks need CF or OF as well, to keep their misuse traps exact.

@@ -10,7 +10,7 @@
  *                               caller restores it before trapping
  *
  * Why a decrement and not the exchange with 0 this mutex used before: the exchange (`xchg`)
- * must be followed by a compare of its result, and on the development machine (AMD EPYC) an
+ * must be followed by a compare of its result, and on a 2-vCPU AMD EPYC machine an
  * uncontended lock+unlock (`lock cmpxchg`, then the release) took 4.41 ns with the exchange
  * and 4.11-4.15 with `lock sub` and a branch on its flags (C, 60 alternating passes of 5 M
  * pairs each, best pass; `lock cmpxchg` for both, as Swift's Synchronization.Mutex does: 4.77).

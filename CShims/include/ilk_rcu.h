@@ -35,7 +35,7 @@
  * Flavor: urcu-bp ("bulletproof"). Readers register themselves on first use and are
  * unregistered at thread exit by liburcu, so threads Interlock never created (Dispatch's
  * workers, the Swift concurrency pool, threads that come and go) need nothing from the user.
- * Measured on the 2-core development machine (liburcu 0.13.2, gcc -O2, inlined read side; a
+ * Measured on a 2-core x86-64 machine (liburcu 0.13.2, gcc -O2, inlined read side; a
  * 60-line C program timing both flavors, in the report on issue 5): read lock+unlock 1.0 ns
  * for urcu-bp and 1.2 ns for urcu-memb with our own automatic registration (TLS flag +
  * pthread_key destructor); call_rcu of a malloc'd block ~110 ns in both; thread create + first read

@@ -636,90 +636,22 @@ private func expectFreeForWriters(_ lock: ReadWriteLock, sourceLocation: SourceL
 /// of an unprivileged caller, for itself alone. The C calls are variadic (Swift cannot call
 /// them), so they go through libc's `syscall`, itself called through a plain function type.
 private enum _HeldSystemCall {
-    #if arch(x86_64)
-    static let futexNumber = 202, ioctlNumber = 16, prctlNumber = 157, seccompNumber = 317
-    static let auditArch: UInt32 = 0xC000_003E  // AUDIT_ARCH_X86_64
-    #else
-    static let futexNumber = 98, ioctlNumber = 29, prctlNumber = 167, seccompNumber = 277
-    static let auditArch: UInt32 = 0xC000_00B7  // AUDIT_ARCH_AARCH64
-    #endif
-    static let futexWakePrivate: UInt32 = 129  // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
     static let notifReceive = 0xC050_2100  // SECCOMP_IOCTL_NOTIF_RECV: struct seccomp_notif, 80 bytes
     static let notifSend = 0xC018_2101  // SECCOMP_IOCTL_NOTIF_SEND: struct seccomp_notif_resp, 24 bytes
 
-    typealias SyscallFunction = @convention(c) (Int, Int, Int, Int, Int, Int, Int) -> Int
-
-    /// libc's `long syscall(long number, ...)`, called as a non-variadic function: on Linux
-    /// x86-64 and AArch64 integer arguments travel alike either way (glibc's `syscall` is
-    /// assembly that moves them into place and ignores x86-64's vector-count register).
-    static func syscall(_ number: Int, _ a: Int = 0, _ b: Int = 0, _ c: Int = 0, _ d: Int = 0) -> Int {
-        let symbol = dlsym(nil, "syscall")!  // nil: RTLD_DEFAULT
-        return unsafeBitCast(symbol, to: SyscallFunction.self)(number, a, b, c, d, 0, 0)
-    }
-
-    /// One classic-BPF instruction, laid out as `struct sock_filter` (little-endian).
-    static func instruction(_ code: UInt16, _ k: UInt32, jt: UInt8 = 0, jf: UInt8 = 0) -> UInt64 {
-        UInt64(code) | UInt64(jt) << 16 | UInt64(jf) << 24 | UInt64(k) << 32
-    }
-
     /// Installs the filter on the calling thread. - Returns: the listener fd, or -errno.
     static func holdFutexWakes(of address: UInt) -> Int {
-        let load: UInt16 = 0x20, jumpIfEqual: UInt16 = 0x15, ret: UInt16 = 0x06  // BPF_LD|W|ABS ...
-        let userNotif: UInt32 = 0x7FC0_0000, allow: UInt32 = 0x7FFF_0000
-        // struct seccomp_data: nr at 0, arch at 4, args[0] at 16 (low word) and 20, args[1] at 24.
-        // A failed comparison at instruction i jumps to the final ALLOW, 10 - i ahead.
-        let program: [UInt64] = [
-            instruction(load, 4),
-            instruction(jumpIfEqual, auditArch, jf: 9),
-            instruction(load, 0),
-            instruction(jumpIfEqual, UInt32(futexNumber), jf: 7),
-            instruction(load, 16),
-            instruction(jumpIfEqual, UInt32(truncatingIfNeeded: address), jf: 5),
-            instruction(load, 20),
-            instruction(jumpIfEqual, UInt32(truncatingIfNeeded: address >> 32), jf: 3),
-            instruction(load, 24),
-            instruction(jumpIfEqual, futexWakePrivate, jf: 1),
-            instruction(ret, userNotif),
-            instruction(ret, allow),
-        ]
-        return install(program, flags: 8)  // SECCOMP_FILTER_FLAG_NEW_LISTENER
+        let word = UnsafeMutablePointer<UInt32>(bitPattern: address)!
+        let program = _Seccomp.program(
+            _Seccomp.futexNumber, matching: _Seccomp.futexCall(on: word, _Seccomp.futexWakePrivate),
+            action: _Seccomp.userNotification)
+        return _Seccomp.install(program, flags: 8)  // SECCOMP_FILTER_FLAG_NEW_LISTENER
     }
-
-    /// Installs `program` as a seccomp filter on the calling thread (setting no_new_privs for
-    /// it first). - Returns: what seccomp(SECCOMP_SET_MODE_FILTER) returned (a listener fd with
-    /// the NEW_LISTENER flag, else 0), or -errno.
-    static func install(_ program: [UInt64], flags: Int) -> Int {
-        guard syscall(prctlNumber, 38 /* PR_SET_NO_NEW_PRIVS */, 1) == 0 else { return -Int(errno) }
-        return program.withUnsafeBufferPointer { code in
-            // struct sock_fprog: unsigned short len, then the pointer at offset 8.
-            var fprog: (UInt64, UInt) = (UInt64(code.count), UInt(bitPattern: code.baseAddress))
-            let r = withUnsafeMutablePointer(to: &fprog) {
-                syscall(seccompNumber, 1 /* SECCOMP_SET_MODE_FILTER */, flags, Int(bitPattern: UInt(bitPattern: $0)))
-            }
-            return r >= 0 ? r : -Int(errno)
-        }
-    }
-
-    #if arch(x86_64)
-    static let membarrierNumber: UInt32 = 324
-    #else
-    static let membarrierNumber: UInt32 = 283
-    #endif
 
     /// Installs, on the calling thread only, a filter that makes membarrier(2) fail with EPERM.
     /// - Returns: 0, or -errno.
     static func failMembarrier() -> Int {
-        let load: UInt16 = 0x20, jumpIfEqual: UInt16 = 0x15, ret: UInt16 = 0x06
-        let errnoEPERM: UInt32 = 0x0005_0000 | 1, allow: UInt32 = 0x7FFF_0000  // SECCOMP_RET_ERRNO | EPERM
-        let program: [UInt64] = [
-            instruction(load, 4),
-            instruction(jumpIfEqual, auditArch, jf: 3),
-            instruction(load, 0),
-            instruction(jumpIfEqual, membarrierNumber, jf: 1),
-            instruction(ret, errnoEPERM),
-            instruction(ret, allow),
-        ]
-        return install(program, flags: 0)
+        _Seccomp.install(_Seccomp.program(_Seccomp.membarrierNumber, matching: [], action: _Seccomp.failure(EPERM)))
     }
 
     /// Waits at most `limit` for a held call. - Returns: its notification id, or nil.
@@ -729,7 +661,7 @@ private enum _HeldSystemCall {
         guard poll(&poller, 1, milliseconds) == 1, poller.revents & Int16(POLLIN) != 0 else { return nil }
         var notification = [UInt64](repeating: 0, count: 10)  // zeroed, as the kernel requires
         let r = notification.withUnsafeMutableBytes {
-            syscall(ioctlNumber, Int(fd), notifReceive, Int(bitPattern: $0.baseAddress))
+            _Seccomp.syscall(_Seccomp.ioctlNumber, Int(fd), notifReceive, Int(bitPattern: $0.baseAddress))
         }
         return r == 0 ? notification[0] : nil
     }
@@ -738,7 +670,7 @@ private enum _HeldSystemCall {
     static func answer(_ fd: Int32, _ id: UInt64, returning value: Int64) {
         var response: [UInt64] = [id, UInt64(bitPattern: value), 0]  // id, val, error 0, flags 0
         _ = response.withUnsafeMutableBytes {
-            syscall(ioctlNumber, Int(fd), notifSend, Int(bitPattern: $0.baseAddress))
+            _Seccomp.syscall(_Seccomp.ioctlNumber, Int(fd), notifSend, Int(bitPattern: $0.baseAddress))
         }
     }
 }

@@ -479,7 +479,7 @@ extension LockFreeQueue: @unchecked Sendable where Element: Sendable {}
 @usableFromInline internal let _dequeueContentionPause = 16
 
 /// Pause rounds a dequeuer waits for the enqueuer of its slot before poisoning it (see
-/// `_awaitEnqueuer`): under a microsecond (a pause is 25 ns on the development machine), far
+/// `_awaitEnqueuer`): under a microsecond (a pause is 25 ns on a 2-vCPU x86-64 machine), far
 /// more than the few instructions a running enqueuer needs, and little wasted when it was
 /// preempted in between (128 rounds measured the same on a quiet machine).
 @usableFromInline internal let _awaitRounds = 32

@@ -22,7 +22,7 @@
 //                 R itself, so that a leaving reader learns of it from its own decrement). 64
 //                 bits so that the count cannot overflow, which lets the reader's increment be
 //                 a `lock inc` tested by its sign flag (D set) instead of a `lock xadd` whose
-//                 result is compared (0.3-0.4 ns less per read lock on the development
+//                 result is compared (0.3-0.4 ns less per read lock on a 2-vCPU x86-64
 //                 machine), and its decrement a `lock sub` followed by branches on its flags
 //                 (`ilk_rwlock_reader_leave_asm`, x86-64 Linux): CF says R was 0, OF that it
 //                 was D alone (both misuses), SF with neither that D was set with readers
@@ -64,7 +64,7 @@
 //
 // The claim: the fast path EXCHANGES W with C, which claims from 0 or P and changes nothing when
 // W is C already (the lock held or claimed by another writer; the newcomer then takes the slow
-// path). A CAS would do the same, but measured on the development machine (AMD EPYC, 2 vCPUs)
+// path). A CAS would do the same, but on a 2-vCPU AMD EPYC virtual machine
 // the write lock+unlock with a CAS claim swung between 2.2 and 3.1-3.9 ns in episodes of seconds
 // (the host's load on the core's other hardware thread, presumably), while Concurrency Kit's
 // exchange-based claim stayed at 2.2-2.4; with the exchange, and with the unlock's looks cut from
@@ -81,7 +81,7 @@
 // seeing a sleeper that registered meanwhile; that fence is made ASYMMETRIC: the unlock has a
 // compiler barrier only, and every sleeper, after registering (a seq_cst read-modify-write) and
 // before its last look at W, calls membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a
-// full barrier on every running thread of the process (0.4-0.9 us on the development machine,
+// full barrier on every running thread of the process (0.4-0.9 us on a 2-vCPU x86-64 machine,
 // against microseconds for the futex sleep it precedes). So either the unlock's load sees the
 // registration, or the sleeper's look at W sees the release. Where membarrier is unusable
 // (`ilk_membarrier_setup` says so: old kernels, sandboxes, other systems) the lock is built in
@@ -195,19 +195,19 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// The attention word A (`ilk_rwlock_words.attention`), on W's line.
     @inlinable @inline(__always)
     internal var _attention: UnsafeMutablePointer<UInt32> {
-        (_base + 28).assumingMemoryBound(to: UInt32.self)
+        _word(\.attention, as: UInt32.self)
     }
 
     /// The entered word E (`ilk_rwlock_words.entered`), on W's line.
     @inlinable @inline(__always)
     internal var _entered: UnsafeMutablePointer<UInt32> {
-        (_base + 32).assumingMemoryBound(to: UInt32.self)
+        _word(\.entered, as: UInt32.self)
     }
 
     /// The fence mode word (`ilk_rwlock_words.fence_mode`), on W's line.
     @inlinable @inline(__always)
     internal var _fenceMode: UnsafeMutablePointer<UInt32> {
-        (_base + 24).assumingMemoryBound(to: UInt32.self)
+        _word(\.fence_mode, as: UInt32.self)
     }
 
     /// Symmetric (or degraded) mode: the write unlock issues a full fence, and sleepers make no
@@ -239,30 +239,37 @@ public final class ReadWriteLock: @unchecked Sendable {
         UnsafeMutableRawPointer(_getUnsafePointerToStoredProperties(self))
     }
 
+    /// The address of a word of `ilk_rwlock_words`: its offset comes from the C layout (one
+    /// definition; the optimizer folds it to a constant).
+    @inlinable @inline(__always)
+    internal func _word<T>(_ field: KeyPath<ilk_rwlock_words, T>, as _: T.Type) -> UnsafeMutablePointer<T> {
+        (_base + MemoryLayout<ilk_rwlock_words>.offset(of: field)!).assumingMemoryBound(to: T.self)
+    }
+
     @inlinable @inline(__always) internal var _w: UnsafeMutablePointer<UInt32> {
-        _base.assumingMemoryBound(to: UInt32.self)
+        _word(\.writer, as: UInt32.self)
     }
     @inlinable @inline(__always) internal var _sw: UnsafeMutablePointer<UInt32> {
-        (_base + 4).assumingMemoryBound(to: UInt32.self)
+        _word(\.writer_sleepers, as: UInt32.self)
     }
     @inlinable @inline(__always) internal var _n: UnsafeMutablePointer<UInt32> {
-        (_base + 8).assumingMemoryBound(to: UInt32.self)
+        _word(\.writer_notify, as: UInt32.self)
     }
     @inlinable @inline(__always) internal var _rs: UnsafeMutablePointer<UInt32> {
-        (_base + 12).assumingMemoryBound(to: UInt32.self)
+        _word(\.reader_sequence, as: UInt32.self)
     }
     @inlinable @inline(__always) internal var _sr: UnsafeMutablePointer<UInt64> {
-        (_base + 16).assumingMemoryBound(to: UInt64.self)
+        _word(\.reader_sleepers, as: UInt64.self)
     }
     @inlinable @inline(__always) internal var _r: UnsafeMutablePointer<UInt64> {
-        (_base + Int(ILK_RWLOCK_READERS_OFFSET)).assumingMemoryBound(to: UInt64.self)
+        _word(\.readers, as: UInt64.self)
     }
     /// R's low 32 bits, the claimant's futex word.
     @inlinable @inline(__always) internal var _rLow: UnsafeMutablePointer<UInt32> {
         #if _endian(little)
-        (_base + Int(ILK_RWLOCK_READERS_OFFSET)).assumingMemoryBound(to: UInt32.self)
+        UnsafeMutableRawPointer(_r).assumingMemoryBound(to: UInt32.self)
         #else
-        (_base + Int(ILK_RWLOCK_READERS_OFFSET) + 4).assumingMemoryBound(to: UInt32.self)
+        (UnsafeMutableRawPointer(_r) + 4).assumingMemoryBound(to: UInt32.self)
         #endif
     }
 
