@@ -155,6 +155,88 @@ struct WaitGroupTests {
         }
     }
 
+    // Regression: the leave that reached zero used to clear WAITING and advance the epoch
+    // after its decrement; an enter() and a wait() of the next cycle that slipped in between
+    // saw the epoch move and returned while the new task was still running (the 4-thread
+    // fork-join benchmark hung on the drifted count).
+    @Test("a wait of the next cycle does not end at the previous cycle's zero while its last leave is stalled")
+    func nextCycleWaitIgnoresStalledZero() {
+        let group = WaitGroup()
+        let stalled = AtomicBool(false), resume = AtomicBool(false)
+        group._zeroProcessingHook = {
+            stalled.store(true)
+            while !resume.load() { ilk_thread_yield() }
+        }
+        group.enter()
+        // A waiter of the first cycle, asleep, so that WAITING is set when the count reaches 0.
+        let firstTid = AtomicUInt32(0)
+        let first = TestThread {
+            firstTid.store(ilk_current_thread_id())
+            group.wait()
+        }
+        #expect(lockEventually { firstTid.load() != 0 && threadState(Int32(firstTid.load())) == "S" })
+        // The first cycle's last leave stops between its decrement and waking the waiter.
+        let leaver = TestThread { group.leave() }
+        #expect(lockEventually { stalled.load() })
+        // The next cycle, on another thread: enter, then a timed wait that must time out,
+        // since its task never leaves before the deadline.
+        let secondTid = AtomicUInt32(0)
+        let entered = AtomicBool(false)
+        let outcome = AtomicInt(0)   // 1: the wait returned true, 2: it timed out
+        let second = TestThread {
+            group.enter()
+            entered.store(true)
+            secondTid.store(ilk_current_thread_id())
+            outcome.store(group.wait(before: .now + .milliseconds(300)) ? 1 : 2)
+        }
+        // Let the second thread get as far as it can while the leave is stalled (asleep in its
+        // wait, or held in enter() until the zero is processed) before the leave goes on.
+        _ = lockEventually(within: .seconds(2)) {
+            entered.load() && secondTid.load() != 0 && threadState(Int32(secondTid.load())) == "S"
+        }
+        resume.store(true)
+        leaver.join()
+        first.join()
+        second.join()
+        #expect(outcome.load() == 2, "a wait of the second cycle returned true while its task had not left")
+        #expect(group.count == 1)
+        group.leave()
+        #expect(group.count == 0)
+        group.wait()
+    }
+
+    @Test("fork-join rounds with one waiter and three tasks: every wait ends after its round's three leaves")
+    func forkJoinRounds() {
+        let group = WaitGroup()
+        let rounds = 20_000
+        let generation = AtomicInt(0)
+        let leaves = AtomicInt(0)
+        let tasks = (0..<3).map { _ in
+            TestThread {
+                var seen = 0
+                while seen < rounds {
+                    let now = generation.load(ordering: .acquire)
+                    if now == seen { ilk_thread_yield(); continue }
+                    seen += 1
+                    leaves.increment()
+                    group.leave()
+                }
+            }
+        }
+        var early = 0
+        for round in 1...rounds {
+            group.enter(3)
+            generation.store(round, ordering: .release)
+            // Bounded: a lost wake-up fails here instead of hanging the run.
+            let done = group.wait(before: .now + .seconds(30))
+            #expect(done, "round \(round): wait timed out")
+            if !done { break }
+            if leaves.load() != 3 * round { early += 1 }
+        }
+        for task in tasks { task.join() }
+        #expect(early == 0, "\(early) waits returned before their round's three leaves")
+    }
+
     @Test("leave() without a matching enter() traps with a message")
     func leaveWithoutEnterTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -1,60 +1,71 @@
 // WaitGroup: waiting for a set of tasks, the heir of Dispatch's `dispatch_group_t`: a counter
-// of tasks in progress, a futex epoch that moves each time the counter reaches zero, and a list
-// of bodies to run then.
+// of tasks in progress and, in the same 64-bit word, a futex epoch that moves each time a zero
+// with sleepers is processed, plus a list of bodies to run at zero.
 //
-// State word (64 bits):
+// State word (64 bits; the epoch is its high 32-bit half, the futex word waiters sleep on):
 //
-//   bits 0-61   count     tasks entered and not yet left
-//   bit  62     WAITING   a thread may sleep in wait(): the leave that reaches zero must
-//                         advance the epoch and wake
-//   bit  63     NOTIFY    bodies are listed: the leave that reaches zero must run them
+//   bits 0-29   count     tasks entered and not yet left
+//   bit  30     WAITING   a thread may sleep in wait(); set only while count > 0
+//   bit  31     NOTIFY    bodies are listed (set only under listLock)
+//   bits 32-63  epoch     moves (+1) when a zero with WAITING is processed
 //
-//   enter(n)   state += n                                  (one atomic add)
+//   count == 0 with WAITING or NOTIFY is a PENDING zero: the leave that made the count 0
+//   still has to process it (advance the epoch and wake, take the list). Until it has, no
+//   enter() changes the word, so a zero is always processed before the next cycle begins.
+//
+//   enter(n)   load; PENDING: wait until processed (pause, then yield); else
+//              CAS state -> state + n                         (one atomic instruction)
 //   leave()    old = state -= 1; count(old) == 0: misuse (undone, then trap)
-//              count(old) > 1, or no flag: done              (one atomic subtract)
-//              count(old) == 1 with a flag: _reachedZero
-//   wait()     count == 0: return (one acquire load). Else e = epoch; state |= WAITING; if
-//              the count read by that OR is 0, return; else sleep on the epoch expecting e
-//              until it moves (it moves only when the count reaches zero)
-//   notify(b)  under listLock: NOTIFY set (or already set) with count > 0: append b;
-//              count == 0: run b at once
-//   _reachedZero (the leave that made the count 0, with a flag):
-//              WAITING: clear it, epoch += 1, wake every sleeper
-//              NOTIFY:  under listLock take the list and clear NOTIFY; run the bodies after
-//              releasing the lock, on this thread
+//              count(old) > 1, or no flag: done               (one atomic subtract)
+//              count(old) == 1 with a flag: _processZero
+//   wait()     count == 0: return (one acquire load). Else CAS WAITING in (count > 0);
+//              sleep on the epoch half expecting the epoch that CAS saw, until it moves
+//   notify(b)  under listLock: count == 0 and no NOTIFY: run b at once; else set NOTIFY
+//              (CAS, or already set) and append b
+//   _processZero (the leave that made the count 0 with a flag; the zero is PENDING):
+//              under listLock: one CAS clears WAITING and NOTIFY and, if WAITING was set,
+//              advances the epoch; take the list; unlock; wake every sleeper; run the bodies
+//              on this thread
 //
 // Invariants:
-//   - No lost wake-up: a waiter reads the epoch, then sets WAITING with a read-modify-write
-//     of the state. If that RMW comes before the leave's decrement in the state's order, the
-//     leave sees WAITING and advances the epoch after the waiter read it, so the waiter's
-//     futex wait fails or is woken; if after, the waiter's RMW reads count 0 and returns.
-//   - wait() returns only when the count was zero at some instant during the call: either it
-//     read zero, or the epoch moved after it read it, which a leave does only after making
-//     the count zero.
+//   - WAITING set => count > 0 or a PENDING zero: waiters set it only by a CAS that saw
+//     count > 0, and only _processZero clears it, in the same CAS that advances the epoch.
+//   - No lost wake-up: a waiter sleeps only on the epoch that its WAITING CAS saw. The zero
+//     that ends that cycle finds WAITING in its decrement (it is after the CAS in the word's
+//     order), so its _processZero advances the epoch: the waiter's futex wait fails or is
+//     woken.
+//   - No early return: the epoch moves only when a zero is processed, and a zero is processed
+//     before any enter() of the next cycle; so a waiter whose CAS saw count > 0 and epoch e
+//     sees e move only through the zero that ends its own cycle, which comes after its CAS:
+//     wait() returns only when the count was zero at some instant during the call. (The
+//     previous design cleared WAITING and advanced a separate epoch after the decrement; an
+//     enter() and wait() of the next cycle could slip between, and that wait returned at the
+//     old zero with tasks still running: the fork-join benchmark hung on the drifted count.)
 //   - Under listLock, the list is non-empty exactly when NOTIFY is set. A body is appended
-//     only while its registering call read a non-zero count with NOTIFY set; the leave that
-//     next makes the count zero finds NOTIFY in its decrement's result and takes the list, so
-//     every body runs exactly once. A body registered while that leave is between its
-//     decrement and taking the list (the count is zero then, or was re-entered) runs on the
-//     leave's thread right after.
-//   - A stale WAITING (its waiter returned) costs the next zero one epoch advance and one
-//     wake call for nobody.
-//   - The epoch is 32 bits: a waiter that reads e and sleeps through exactly 2^32 zeros before
-//     reaching the kernel would miss one. Accepted, as in Condition and glibc.
+//     only while the count is non-zero or a PENDING zero with NOTIFY awaits processing; the
+//     processing of the next zero takes the whole list under the lock, so each body runs
+//     exactly once, at a zero that came after its registration began.
+//   - The epoch is 32 bits: a waiter that reads e and sleeps through exactly 2^32 processed
+//     zeros before reaching the kernel would miss one. Accepted, as in Condition and glibc.
+//   - An enter() that meets a PENDING zero waits for one leave's processing: a few atomic
+//     operations and a mutex hand-off, unbounded only if that thread is preempted there.
 //
 // Memory ordering (AArch64 as x86-64):
-//   - leave's decrement is acq_rel: release publishes the leaving task's work to whoever sees
-//     the count reach zero; acquire makes the zero-reaching leave see every earlier leave's
-//     work (release sequence), which it then passes on to the bodies it runs. enter's add is
-//     relaxed: entering publishes nothing (a task's work is published by its leave).
+//   - leave's decrement is acq_rel: release publishes the leaving task's work; acquire makes
+//     the zero-reaching leave see every earlier leave's work (release sequence), which it then
+//     publishes with the seq_cst (release) CAS of _processZero to waiters that read the new
+//     epoch, and passes on to the bodies it runs on its own thread.
+//   - enter's CAS is relaxed: entering publishes nothing; its wait for a PENDING zero reads
+//     with acquire loads only to leave the loop.
 //   - wait()'s load of the count is acquire (pairs with the leaves' releases through the
-//     release sequence of the zero-reaching decrement). The WAITING OR and the epoch's load and
-//     advance are seq_cst (the Dekker pairing above, with the kernel's compare in futex_wait,
-//     made after a full barrier); a waiter that reads a new epoch synchronizes with the leave
-//     that advanced it, which had acquired every earlier leave: the tasks' work is visible.
-//   - The list is guarded by listLock (acquire/release of the mutex); NOTIFY's set and
-//     clear are seq_cst read-modify-writes made under it.
-//   - `count` and `epoch` share no line with the list lock's word (128 bytes apart).
+//     release sequence of the zero-reaching decrement). The WAITING CAS is seq_cst, and so
+//     is the load after each wake-up: a waiter that reads a new epoch synchronizes with the
+//     processing CAS that wrote it. The kernel compares the epoch half in futex_wait after a
+//     full barrier; a mixed-size access (the kernel's 32-bit read of a word Swift accesses as
+//     64 bits) is outside the C model but coherent on x86-64 and AArch64.
+//   - The list is guarded by listLock (acquire/release of the mutex); NOTIFY is set and
+//     cleared only under it.
+//   - The state word shares no line with the list lock's word (128 bytes apart).
 
 import CInterlock
 
@@ -62,12 +73,10 @@ import CInterlock
 @usableFromInline
 internal struct _WaitGroupState {
     @usableFromInline var state: UInt64 = 0
-    @usableFromInline var epoch: UInt32 = 0
-    @usableFromInline var _reserved: UInt32 = 0
     // Keeps the list lock 128 bytes away from the state word (the file comment).
     @usableFromInline var _padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-                                     UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+                                     UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     @usableFromInline var listLock: UInt32 = 0
 
     @inlinable init() {}
@@ -90,10 +99,13 @@ internal struct _WaitGroupState {
 /// A group can be used again once its count is back at zero. Whatever a task wrote before its
 /// ``leave()`` is visible to a thread returning from ``wait()`` and to the ``notify(_:)``
 /// bodies. ``enter(_:)`` and ``leave()`` are one atomic instruction each and make no system
-/// call unless a thread waits or a body is registered.
+/// call unless a thread waits or a body is registered. An ``enter(_:)`` that meets the zero
+/// of the previous cycle while its last ``leave()`` is still waking waiters or taking the
+/// bodies waits for that to finish, so that a wait of the new cycle never ends at the old zero.
 ///
 /// - Warning: ``leave()`` without a matching ``enter(_:)`` traps with a message, and so does
-///   ``enter(_:)`` with a count below 1.
+///   ``enter(_:)`` with a count below 1 or one that would make more than 2^30 - 1 tasks in
+///   progress at once.
 public final class WaitGroup: @unchecked Sendable {
     // Read and written only through the field pointers below after init; the first stored
     // property, so at a fixed offset of the object's one allocation.
@@ -107,9 +119,14 @@ public final class WaitGroup: @unchecked Sendable {
         _bodies = []
     }
 
-    @usableFromInline static var _countMask: UInt64 { (1 << 62) - 1 }
-    @usableFromInline static var _waiting: UInt64 { 1 << 62 }
-    @usableFromInline static var _notify: UInt64 { 1 << 63 }
+    @usableFromInline static var _countMask: UInt64 { (1 << 30) - 1 }
+    @usableFromInline static var _waiting: UInt64 { 1 << 30 }
+    @usableFromInline static var _notify: UInt64 { 1 << 31 }
+    @usableFromInline static var _flags: UInt64 { _waiting | _notify }
+    @usableFromInline static var _epochUnit: UInt64 { 1 << 32 }
+
+    /// Pauses the leave that made the count zero before it processes the zero (tests only).
+    internal var _zeroProcessingHook: (@Sendable () -> Void)?
 
     @inlinable @inline(__always)
     internal func _field<T>(_ field: KeyPath<_WaitGroupState, T>, as type: T.Type) -> UnsafeMutablePointer<T> {
@@ -117,8 +134,21 @@ public final class WaitGroup: @unchecked Sendable {
     }
 
     @inlinable @inline(__always) internal var _state: UnsafeMutablePointer<UInt64> { _field(\.state, as: UInt64.self) }
-    @inlinable @inline(__always) internal var _epoch: UnsafeMutablePointer<UInt32> { _field(\.epoch, as: UInt32.self) }
     @inlinable @inline(__always) internal var _listLock: UnsafeMutablePointer<UInt32> { _field(\.listLock, as: UInt32.self) }
+
+    /// The epoch, the state word's high half: the futex word of sleeping waiters.
+    @usableFromInline internal var _epochWord: UnsafeMutablePointer<UInt32> {
+        #if _endian(little)
+        UnsafeMutableRawPointer(_state).advanced(by: 4).assumingMemoryBound(to: UInt32.self)
+        #else
+        UnsafeMutableRawPointer(_state).assumingMemoryBound(to: UInt32.self)
+        #endif
+    }
+
+    @inlinable @inline(__always)
+    internal static func _isPending(_ state: UInt64) -> Bool {
+        state & _countMask == 0 && state & _flags != 0
+    }
 
     /// Tasks entered and not yet left: a snapshot.
     public var count: Int {
@@ -127,13 +157,19 @@ public final class WaitGroup: @unchecked Sendable {
     }
 
     /// Counts `count` more tasks in progress.
-    /// - Warning: A count below 1 traps.
+    /// - Warning: A count below 1 traps, and so does a count of more than 2^30 - 1 tasks in
+    ///   progress at once.
     @inlinable @inline(__always)
     public func enter(_ count: Int = 1) {
         if _slowPath(count < 1) { _enterMisuse(count) }
         // Relaxed: entering publishes nothing; each task's work is published by its leave.
-        let old = ilk_atomic_fetch_add_u64(_state, UInt64(count), ILK_ORDER_RELAXED)
-        if _slowPath((old & WaitGroup._countMask) &+ UInt64(count) > WaitGroup._countMask) { _overflow(old, count) }
+        var old = ilk_atomic_load_u64(_state, ILK_ORDER_RELAXED)
+        while true {
+            if _slowPath(WaitGroup._isPending(old)) { old = _awaitProcessedZero(); continue }
+            if _slowPath(UInt64(count) > WaitGroup._countMask - (old & WaitGroup._countMask)) { _overflow(old, count) }
+            // Relaxed (success and failure): as the load above.
+            if ilk_atomic_cas_strong_u64(_state, &old, old &+ UInt64(count), ILK_ORDER_RELAXED, ILK_ORDER_RELAXED) { return }
+        }
     }
 
     /// Counts one task as finished. The leave that brings the count to zero wakes the waiting
@@ -142,10 +178,10 @@ public final class WaitGroup: @unchecked Sendable {
     @inlinable @inline(__always)
     public func leave() {
         // Acq_rel: release publishes this task's work; acquire lets the leave that reaches
-        // zero pass every task's work on to the bodies it runs (file comment).
+        // zero pass every task's work on (file comment).
         let old = ilk_atomic_fetch_sub_u64(_state, 1, ILK_ORDER_ACQ_REL)
         let count = old & WaitGroup._countMask
-        if _fastPath(count > 1 || (count == 1 && old & (WaitGroup._waiting | WaitGroup._notify) == 0)) { return }
+        if _fastPath(count > 1 || (count == 1 && old & WaitGroup._flags == 0)) { return }
         _leaveSlow(old)
     }
 
@@ -174,16 +210,18 @@ public final class WaitGroup: @unchecked Sendable {
     public func notify(_ body: @escaping @Sendable () -> Void) {
         let listLock = _listLock
         _MutexWord.lock(listLock, for: .waitGroup)
-        // Seq_cst RMW under listLock: NOTIFY is set exactly while the list is non-empty.
-        let old = ilk_atomic_fetch_or_u64(_state, WaitGroup._notify, ILK_ORDER_SEQ_CST)
-        if old & WaitGroup._countMask == 0 && old & WaitGroup._notify == 0 {
-            // Zero, and nothing listed: no leave will take a list; run at once.
-            _ = ilk_atomic_fetch_and_u64(_state, ~WaitGroup._notify, ILK_ORDER_SEQ_CST)
-            _ = _MutexWord.unlock(listLock, for: .waitGroup)
-            // The seq_cst OR read the zero from the leaves' release sequence: their work is
-            // visible to the body.
-            body()
-            return
+        // Seq_cst: NOTIFY changes only under listLock; the CAS orders against the leaves.
+        var old = ilk_atomic_load_u64(_state, ILK_ORDER_SEQ_CST)
+        while old & WaitGroup._notify == 0 {
+            if old & WaitGroup._countMask == 0 {
+                // Zero, and nothing listed: no leave will take a list; run at once.
+                _ = _MutexWord.unlock(listLock, for: .waitGroup)
+                // The seq_cst load read the zero from the leaves' release sequence: their
+                // work is visible to the body.
+                body()
+                return
+            }
+            if ilk_atomic_cas_strong_u64(_state, &old, old | WaitGroup._notify, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST) { break }
         }
         _bodies.append(body)
         _ = _MutexWord.unlock(listLock, for: .waitGroup)
@@ -200,39 +238,64 @@ public final class WaitGroup: @unchecked Sendable {
             _ = ilk_atomic_fetch_add_u64(_state, 1, ILK_ORDER_RELAXED)
             _lockMisuse("WaitGroup", name: nil, "leave() called more times than enter()")
         }
-        if old & WaitGroup._waiting != 0 {
-            // Seq_cst (both): the Dekker pairing with a waiter's epoch load and WAITING OR.
-            _ = ilk_atomic_fetch_and_u64(_state, ~WaitGroup._waiting, ILK_ORDER_SEQ_CST)
-            _ = ilk_atomic_fetch_add_u32(_epoch, 1, ILK_ORDER_SEQ_CST)
-            _Futex.wakeAll(_epoch, for: .waitGroup)
-        }
-        if old & WaitGroup._notify != 0 {
-            let listLock = _listLock
-            _MutexWord.lock(listLock, for: .waitGroup)
-            let bodies = _bodies
-            _bodies = []
-            // Seq_cst RMW under listLock: the list is now empty.
-            _ = ilk_atomic_fetch_and_u64(_state, ~WaitGroup._notify, ILK_ORDER_SEQ_CST)
-            _ = _MutexWord.unlock(listLock, for: .waitGroup)
-            for body in bodies { body() }
+        _zeroProcessingHook?()
+        _processZero()
+    }
+
+    /// Processes the PENDING zero this thread's leave made (file comment).
+    internal func _processZero() {
+        let listLock = _listLock
+        _MutexWord.lock(listLock, for: .waitGroup)
+        // Seq_cst: the CAS publishes the tasks' work (acquired by this thread's decrement) to
+        // waiters that read the new epoch. Only NOTIFY could change under us, and it changes
+        // only under listLock, which this thread holds: the loop runs once.
+        var old = ilk_atomic_load_u64(_state, ILK_ORDER_SEQ_CST)
+        var new: UInt64
+        repeat {
+            new = old & ~WaitGroup._flags
+            if old & WaitGroup._waiting != 0 { new &+= WaitGroup._epochUnit }
+        } while !ilk_atomic_cas_strong_u64(_state, &old, new, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST)
+        var bodies: [@Sendable () -> Void] = []
+        if old & WaitGroup._notify != 0 { swap(&bodies, &_bodies) }
+        _ = _MutexWord.unlock(listLock, for: .waitGroup)
+        if old & WaitGroup._waiting != 0 { _Futex.wakeAll(_epochWord, for: .waitGroup) }
+        for body in bodies { body() }
+    }
+
+    /// Waits (pausing, then yielding) until a PENDING zero is processed; returns the state.
+    @usableFromInline @inline(never)
+    internal func _awaitProcessedZero() -> UInt64 {
+        var rounds = 0
+        while true {
+            // Acquire: only to leave the loop; enter publishes and consumes nothing.
+            let state = ilk_atomic_load_u64(_state, ILK_ORDER_ACQUIRE)
+            if !WaitGroup._isPending(state) { return state }
+            rounds += 1
+            if rounds < 64 { ilk_spin_pause() } else { ilk_thread_yield() }
         }
     }
 
-    /// Sleeps until the epoch moves (the count reached zero) or `deadline` passes.
+    /// Sleeps until the count's zero is processed or `deadline` passes.
     @usableFromInline @inline(never)
     internal func _waitSlow(deadline: ContinuousClock.Instant?) -> Bool {
-        let epoch = _epoch
-        // Seq_cst: read before the WAITING OR below (file comment, no lost wake-up).
-        let observed = ilk_atomic_load_u32(epoch, ILK_ORDER_SEQ_CST)
-        // Seq_cst RMW; its acquire half also orders the tasks' work when it reads zero.
-        let state = ilk_atomic_fetch_or_u64(_state, WaitGroup._waiting, ILK_ORDER_SEQ_CST)
+        // Seq_cst: the WAITING CAS below pairs with the zero-reaching decrement (file comment).
+        var state = ilk_atomic_load_u64(_state, ILK_ORDER_SEQ_CST)
+        while state & WaitGroup._waiting == 0 {
+            if state & WaitGroup._countMask == 0 { return true }
+            if ilk_atomic_cas_strong_u64(_state, &state, state | WaitGroup._waiting, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST) { break }
+        }
+        // WAITING is set with count > 0 (the CAS, or a waiter before us in this cycle), or the
+        // zero is PENDING; either way the epoch read here moves when this cycle's zero is
+        // processed, and only then.
         if state & WaitGroup._countMask == 0 { return true }
+        let observed = UInt32(truncatingIfNeeded: state >> 32)
+        let epoch = _epochWord
         while true {
             let result = deadline.map { _Futex.wait(epoch, expected: observed, until: $0, for: .waitGroup) }
                 ?? _Futex.wait(epoch, expected: observed, for: .waitGroup)
-            // Seq_cst: as the first read. Reading a new epoch synchronizes with the release
-            // half of the leave that advanced it, which had acquired every task's leave.
-            if ilk_atomic_load_u32(epoch, ILK_ORDER_SEQ_CST) != observed { return true }
+            // Seq_cst: reading a new epoch synchronizes with the processing CAS that wrote it.
+            let now = ilk_atomic_load_u64(_state, ILK_ORDER_SEQ_CST)
+            if UInt32(truncatingIfNeeded: now >> 32) != observed { return true }
             if result == .timedOut { return false }
         }
     }
