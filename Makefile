@@ -9,6 +9,7 @@
 #
 #   make bench         every benchmark (Benchmarks/, a separate package), package-benchmark's tables
 #   make bench-ratios  the same run, then Interlock's ratio to the fastest peer per workload
+#   make bench-chart   docs/benchmarks.svg from the last bench-ratios run (installs matplotlib)
 #   make bench-spread  BENCH_RUNS full runs (default 5), then each ratio run by run with its
 #                      minimum, median and maximum (a noisy machine makes single runs wander)
 
@@ -18,7 +19,7 @@ export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
 STRESS_ARGS ?=
 
-.PHONY: stress test deps test-deps bench-deps unit unit-tsan stress-tsan bench bench-ratios bench-spread
+.PHONY: stress test deps test-deps bench-deps unit unit-tsan stress-tsan bench bench-ratios bench-chart bench-spread
 
 deps:
 	@scripts/ensure-deps.sh
@@ -55,6 +56,11 @@ bench: bench-deps
 bench-ratios: bench-deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark baseline update ratios --no-progress $(BENCH_ARGS)
 	cd Benchmarks && python3 ratios.py --baseline ratios
+
+# Draws docs/benchmarks.svg from the baseline "ratios" (the last bench-ratios run).
+bench-chart:
+	@python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install --quiet matplotlib
+	cd Benchmarks && python3 chart.py --baseline ratios --output ../docs/benchmarks.svg
 
 # Runs the suite BENCH_RUNS times into the baselines run1...runN, then prints each ratio's spread.
 BENCH_RUNS ?= 5

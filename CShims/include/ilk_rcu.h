@@ -42,14 +42,12 @@
  * section + exit 57-86 us in both (noise dominates); synchronize_rcu 2 us (bp) vs 27-46 us
  * (memb, sys_membarrier). Equal read-side cost, so the flavor that needs no registration code
  * of ours (and has no destructor-ordering pitfalls at thread exit) wins: urcu-bp.
- * The read side uses liburcu's inline (_LGPL_SOURCE) functions: the out-of-line calls cost
- * 11-12 ns per lock+unlock pair, ten times the inline cost.
- * LICENSE NOTE: liburcu is LGPL-2.1, and its README says to define _LGPL_SOURCE only in code
- * that is LGPL- or GPL-compatible (the inlined functions become part of the binary; its
- * URCU_INLINE_SMALL_FUNCTIONS escape hatch does not cover urcu-bp's read side in 0.13). If
- * Interlock is distributed under a license that is not, delete the two _LGPL_SOURCE defines
- * (here and in SystemLibraries/CLibURCU/urcu_shim.h): the wrappers below then call
- * urcu_bp_read_lock/unlock out of line, which stays correct and costs ~10 ns per operation.
+ * The read side uses liburcu's inline (_LGPL_SOURCE) functions: calling the exported ones
+ * instead (PLT call, reader record through __tls_get_addr) made the queue and stack
+ * benchmarks 1.1-2.8 times slower per operation (Benchmarks/README.md, "liburcu's read side,
+ * inline or called"), against a 5 % budget. What that compiles into a user's binary and how
+ * to turn it off (delete the two _LGPL_SOURCE defines, here and in
+ * SystemLibraries/CLibURCU/urcu_shim.h): the README's "License" section.
  *
  * Batching: call_rcu costs ~110 ns (a wait-free enqueue to the worker plus a wake-up), more
  * than a whole queue operation, so blocks are retired in per-thread batches of up to

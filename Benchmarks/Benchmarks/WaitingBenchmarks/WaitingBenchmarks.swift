@@ -22,6 +22,7 @@
 
 import Benchmark
 import BenchmarkSupport
+import Interlock
 
 var waitingConfiguration: Benchmark.Configuration { Benchmark.Configuration(
     metrics: [.wallClock, .throughput],
@@ -93,6 +94,9 @@ func registerGroup<G: GroupContender>(_: G.Type) {
 
     let group = G()
     let generation = Generation()
+    // Each task's last seen generation, kept across iterations: read afresh at the start of an
+    // iteration, a task could miss an advance thread 0 had already made and wait forever.
+    let seenByTask = (0..<4).map { _ in AtomicInt(0) }
     register("WaitGroup fork-join / 4 threads / \(G.contenderName)", threads: 4, work: { index in
         if index == 0 {
             for _ in 0..<operations {
@@ -101,11 +105,14 @@ func registerGroup<G: GroupContender>(_: G.Type) {
                 group.wait()
             }
         } else {
-            var seen = generation.current()
+            // Relaxed: only this task's thread reads and writes its slot (rounds are ordered
+            // by the team's start and join).
+            var seen = seenByTask[index].load(ordering: .relaxed)
             for _ in 0..<operations {
                 seen = generation.await(after: seen)
                 group.leave()
             }
+            seenByTask[index].store(seen, ordering: .relaxed)
         }
     })
 }

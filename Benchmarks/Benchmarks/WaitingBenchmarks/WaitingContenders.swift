@@ -84,7 +84,6 @@ final class DispatchGroupContender: GroupContender, @unchecked Sendable {
 /// A generation counter that releases the fork-join's tasks: the same code for every contender.
 final class Generation: @unchecked Sendable {
     let word = AtomicInt(0)
-    func current() -> Int { word.load(ordering: .acquire) }
     func advance() { _ = word.increment(ordering: .release) }
     /// Waits (yielding) until the generation moves past `seen`; returns the one seen.
     func await(after seen: Int) -> Int {
