@@ -23,7 +23,7 @@ import time
 
 import matplotlib
 
-matplotlib.use("svg")
+matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 (the backend must be chosen first)
 
 from ratios import baseline_files, subject_ratios, threads_order  # noqa: E402
@@ -45,11 +45,17 @@ def chart_rows(ratios):
     """[(family, label, ratio)] in display order, without design alternatives."""
     order = {target: index for index, (target, _) in enumerate(FAMILIES)}
     family = dict(FAMILIES)
+    subjects = {}
+    for (target, workload, threads, subject) in ratios:
+        if "design alternative" not in subject:
+            subjects.setdefault((target, workload, threads), []).append(subject)
     rows = []
     for (target, workload, threads, subject), ratio in ratios.items():
         if "design alternative" in subject:
             continue
         label = f"{workload}, {threads}"
+        if len(subjects[(target, workload, threads)]) > 1:  # name the subject when a group has several
+            label += f" ({subject.removeprefix('Interlock ')})"
         rows.append((order.get(target, len(order)), threads_order(threads), workload,
                      family.get(target, target), label, ratio))
     rows.sort(key=lambda row: (row[0], row[2], row[1]))
@@ -70,13 +76,17 @@ def draw(rows, subtitle, output):
     axes.axvline(1.0, color="black", linewidth=1)
     axes.set_xlabel("Interlock's time per operation / the fastest peer's (log scale; < 1 is faster)")
     for position, row in zip(positions, rows):
-        axes.text(row[2] * 1.04, position, f"{row[2]:.2f}", va="center", fontsize=7)
+        text = f"{row[2]:.2f}" if row[2] >= 0.1 else f"{row[2]:.2g}"
+        axes.text(row[2] * 1.04, position, text, va="center", fontsize=7)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors(index % 10)) for index in range(len(families))]
     axes.legend(handles, families, fontsize=8, loc="lower right")
     axes.set_title("Interlock against the fastest peer of each workload\n" + subtitle, fontsize=10)
     axes.grid(axis="x", which="both", linewidth=0.3)
     figure.tight_layout()
-    figure.savefig(output, format="svg", metadata={"Date": None})
+    if output.endswith(".svg"):
+        figure.savefig(output, format="svg", metadata={"Date": None})
+    else:
+        figure.savefig(output, dpi=80)
     plt.close(figure)
 
 

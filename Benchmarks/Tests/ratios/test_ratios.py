@@ -119,5 +119,29 @@ class RatioTests(unittest.TestCase):
             self.assertIn("nope", missing.stderr)
 
 
+
+class ChartRowsTest(unittest.TestCase):
+    """chart.py's rows: families in order, design alternatives left out, a subject named when
+    its group has several (skipped without matplotlib, which chart.py imports)."""
+
+    def test_rows(self):
+        try:
+            import chart  # noqa: F401
+        except ImportError:
+            self.skipTest("matplotlib is not installed")
+        import chart
+        ratios_by_key = {
+            ("QueueBenchmarks", "FIFO 1P/1C", "2 threads", "Interlock LockFreeQueue"): 0.5,
+            ("LocksBenchmarks", "Mutex lock+unlock", "1 thread", "Interlock Lock"): 0.8,
+            ("OnceBenchmarks", "Once done", "1 thread", "Interlock Once"): 0.3,
+            ("OnceBenchmarks", "Once done", "1 thread", "Interlock Lazy"): 3.0,
+            ("ConditionBenchmarks", "Hand-off", "2 threads", "Interlock X (design alternative)"): 0.1,
+        }
+        rows = chart.chart_rows(ratios_by_key)
+        self.assertEqual([row[0] for row in rows], ["Locks", "Once, Lazy", "Once, Lazy", "Queues"])
+        self.assertEqual(rows[0][1:], ("Mutex lock+unlock, 1 thread", 0.8))
+        self.assertEqual(sorted(row[1] for row in rows[1:3]),
+                         ["Once done, 1 thread (Lazy)", "Once done, 1 thread (Once)"])
+
 if __name__ == "__main__":
     unittest.main()
