@@ -1,8 +1,12 @@
 # Interlock — the two Quick start commands and their parts.
 #
 #   make stress   run the stress harness with its defaults (every workload, 2 x cores threads)
-#   make test     unit tests; unit tests again under ThreadSanitizer; a short stress run built
-#                 with ThreadSanitizer. Any failure or TSan report fails the command.
+#   make test     the documentation (make docs); unit tests; unit tests again under
+#                 ThreadSanitizer; a short stress run built with ThreadSanitizer. Any failure,
+#                 TSan report or documentation warning fails the command.
+#   make docs     the DocC catalog, Sources/Interlock/Interlock.docc, with the toolchain's docc
+#                 into .build-docs/Interlock.doccarchive; warnings (a symbol link that does not
+#                 resolve, in an article or a doc comment) are errors (scripts/build-docs.sh)
 #
 # Both install liburcu-dev first when it is missing and they can (scripts/ensure-deps.sh);
 # `make test` also installs bindfs, the FUSE file system its tests mount (ensure-test-deps.sh).
@@ -19,7 +23,7 @@ export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
 STRESS_ARGS ?=
 
-.PHONY: stress test deps test-deps bench-deps unit unit-tsan stress-tsan bench bench-ratios bench-chart bench-spread
+.PHONY: stress test deps test-deps bench-deps docs unit unit-tsan stress-tsan bench bench-ratios bench-chart bench-spread
 
 deps:
 	@scripts/ensure-deps.sh
@@ -35,7 +39,10 @@ bench-deps:
 stress: deps
 	$(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: test-deps unit unit-tsan stress-tsan
+test: test-deps docs unit unit-tsan stress-tsan
+
+docs: deps
+	SWIFT="$(SWIFT)" scripts/build-docs.sh
 
 unit: test-deps
 	$(SWIFT) test

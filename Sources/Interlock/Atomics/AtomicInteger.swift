@@ -55,7 +55,9 @@ public final class AtomicInteger<Value: AtomicIntegerValue>: @unchecked Sendable
     }
 
     /// Atomically replaces the value.
-    /// - Parameter ordering: `.relaxed`, `.release` or `.sequentiallyConsistent`.
+    /// - Parameters:
+    ///   - value: the new value.
+    ///   - ordering: `.relaxed`, `.release` or `.sequentiallyConsistent`.
     @inlinable @inline(__always)
     public func store(_ value: Value, ordering: MemoryOrder = .sequentiallyConsistent) {
         ordering._checkStore(Self.self, "store(_:ordering:)")

@@ -174,9 +174,12 @@ public final class DistributedLock: @unchecked Sendable {
 
     /// Creates an object for the lock at `path`, choosing whether lock records are fsync'ed.
     ///
-    /// - Parameter durable: `true` fsyncs each record before linking it into place, so that a
-    ///   lock file found after a power failure of the writing host is complete. Other processes
-    ///   and NFS clients see complete records either way; `false` is several times faster.
+    /// - Parameters:
+    ///   - path: the lock's entry, as for ``init(path:)``.
+    ///   - durable: `true` fsyncs each record before linking it into place, so that a
+    ///     lock file found after a power failure of the writing host is complete. Other processes
+    ///     and NFS clients see complete records either way; `false` is several times faster.
+    /// - Throws: ``DistributedLockError``, as ``init(path:)`` does.
     public init(path: String, durable: Bool) throws {
         self.path = path
         self.durable = durable

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Builds the documentation catalog (Sources/Interlock/Interlock.docc) into
+# .build-docs/Interlock.doccarchive with the toolchain's own docc, warnings as errors, so that a
+# symbol link that does not resolve, in an article or in a doc comment, fails the build.
+#
+# Why not swift-docc-plugin: as a package dependency it would be resolved by every user of the
+# library. Instead the compiler emits the module's symbol graph while it builds the Interlock
+# target (in a scratch path of its own, so the test builds are not disturbed), and `docc convert`
+# reads it. Two checks follow that docc does not make on its own: every public symbol has a doc
+# comment, and the landing page curates every top-level symbol (docc files forgotten ones under
+# automatic groups without a warning).
+#
+#   SWIFT=/path/to/swift   the toolchain (default: swift on PATH)
+#   DOCC=/path/to/docc     docc itself (default: the one next to swift, else docc on PATH)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+SWIFT=${SWIFT:-swift}
+scratch=.build-docs
+symbols="$PWD/$scratch/symbol-graphs"
+archive="$scratch/Interlock.doccarchive"
+catalog=Sources/Interlock/Interlock.docc
+
+find_docc() {
+    if [ -n "${DOCC:-}" ]; then echo "$DOCC"; return; fi
+    local swift_path
+    swift_path="$(command -v "$SWIFT" || true)"
+    if [ -n "$swift_path" ] && [ -x "$(dirname "$(readlink -f "$swift_path")")/docc" ]; then
+        echo "$(dirname "$(readlink -f "$swift_path")")/docc"
+        return
+    fi
+    command -v docc && return
+    echo "build-docs: no docc next to $SWIFT or on PATH; set DOCC=/path/to/docc" >&2
+    return 1
+}
+docc="$(find_docc)"
+
+build_symbol_graph() {
+    mkdir -p "$symbols"
+    "$SWIFT" build --scratch-path "$scratch" --target Interlock \
+        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$symbols"
+}
+build_symbol_graph
+# The compiler writes the graph only when it compiles the module, so a build that is up to date
+# while the graph was deleted writes none: start that scratch path afresh once.
+if [ ! -f "$symbols/Interlock.symbols.json" ]; then
+    rm -rf "$scratch"
+    build_symbol_graph
+fi
+
+rm -rf "$archive"
+"$docc" convert "$catalog" \
+    --additional-symbol-graph-dir "$symbols" \
+    --fallback-display-name Interlock \
+    --fallback-bundle-identifier org.interlock.Interlock \
+    --output-path "$archive" \
+    --warnings-as-errors
+
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "build-docs: python3 not found; skipped the doc-comment and curation checks" >&2
+    exit 0
+fi
+python3 - "$symbols" "$archive" <<'PY'
+import glob, json, os, sys
+
+symbols_dir, archive = sys.argv[1], sys.argv[2]
+failures = []
+
+# Every public symbol declared in Interlock has a doc comment of its own. Synthesized members
+# (protocol extension methods shown on each conforming type) and SPI symbols are left out.
+for path in sorted(glob.glob(os.path.join(symbols_dir, "Interlock*.symbols.json"))):
+    with open(path) as f:
+        graph = json.load(f)
+    for symbol in graph.get("symbols", []):
+        if "::SYNTHESIZED::" in symbol["identifier"]["precise"] or symbol.get("spi"):
+            continue
+        if not symbol.get("docComment", {}).get("lines"):
+            name = "/".join(symbol["pathComponents"])
+            failures.append(f"{name}: public symbol without a doc comment")
+
+# The landing page curates every top-level symbol: a generated topic group lists forgotten ones.
+with open(os.path.join(archive, "data", "documentation", "interlock.json")) as f:
+    landing = json.load(f)
+for section in landing.get("topicSections", []):
+    if section.get("generated"):
+        for identifier in section.get("identifiers", []):
+            failures.append(f"{identifier}: not curated in Interlock.docc/Interlock.md "
+                            f"(listed under the automatic group '{section.get('title')}')")
+
+for failure in failures:
+    print(f"build-docs: error: {failure}", file=sys.stderr)
+sys.exit(1 if failures else 0)
+PY
+echo "build-docs: $archive"
