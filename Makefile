@@ -11,6 +11,10 @@
 # Both install liburcu-dev first when it is missing and they can (scripts/ensure-deps.sh);
 # `make test` also installs bindfs, the FUSE file system its tests mount (ensure-test-deps.sh).
 #
+#   make example   the example dependent package (Examples/JobQueue): checks that a build without
+#                  liburcu stops with a message naming it, that the dependent resolves no package
+#                  but Interlock, then builds and runs it (it checks its own results). Part of test.
+#
 #   make bench         every benchmark (Benchmarks/, a separate package), package-benchmark's tables
 #   make bench-ratios  the same run, then Interlock's ratio to the fastest peer per workload
 #   make bench-chart   docs/benchmarks.svg from the last bench-ratios run (installs matplotlib)
@@ -23,7 +27,7 @@ export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
 STRESS_ARGS ?=
 
-.PHONY: stress test deps test-deps bench-deps docs unit unit-tsan stress-tsan bench bench-ratios bench-chart bench-spread
+.PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan bench bench-ratios bench-chart bench-spread
 
 deps:
 	@scripts/ensure-deps.sh
@@ -39,7 +43,7 @@ bench-deps:
 stress: deps
 	$(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: test-deps docs unit unit-tsan stress-tsan
+test: test-deps docs example unit unit-tsan stress-tsan
 
 docs: deps
 	SWIFT="$(SWIFT)" scripts/build-docs.sh
@@ -52,6 +56,15 @@ unit-tsan: test-deps
 
 stress-tsan: deps
 	$(SWIFT) run -c release --sanitize=thread --scratch-path $(TSAN_SCRATCH) interlock-stress --seconds 1
+
+# A package that depends on Interlock by path, built in its own .build (debug: the quicker build).
+EXAMPLE := Examples/JobQueue
+
+example: deps
+	scripts/check-urcu-missing-error.sh
+	cd $(EXAMPLE) && $(SWIFT) build
+	SWIFT="$(SWIFT)" scripts/check-example-deps.sh $(EXAMPLE)
+	cd $(EXAMPLE) && $(SWIFT) run --skip-build JobQueue
 
 # Benchmarks (Benchmarks/README.md). BENCH_ARGS narrows a run, e.g. BENCH_ARGS="--target AtomicsBenchmarks".
 BENCH_ARGS ?=

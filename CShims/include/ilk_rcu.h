@@ -78,6 +78,12 @@
 #ifndef _LGPL_SOURCE
 #define _LGPL_SOURCE 1 /* inline read side; see "Flavor" above */
 #endif
+/* Missing liburcu: this message first (see SystemLibraries/CLibURCU/urcu_shim.h). */
+#if defined(__has_include)
+#if !__has_include(<urcu-bp.h>)
+#error "Interlock needs liburcu (userspace RCU), whose header urcu-bp.h was not found. Install it with: sudo apt-get install liburcu-dev (Debian, Ubuntu) or sudo dnf install userspace-rcu-devel (Fedora), then build again."
+#endif
+#endif
 #include <urcu-bp.h>
 
 #include <stddef.h>

@@ -8,4 +8,15 @@
 #ifndef _LGPL_SOURCE
 #define _LGPL_SOURCE 1
 #endif
+/*
+ * Without liburcu, say so first: the #error below is the first diagnostic of a build that lacks
+ * it (a dependent package's included), and the #include after it stops the compiler with the
+ * bare "file not found" instead of a cascade of undeclared names. The same check guards
+ * CShims/include/ilk_rcu.h; scripts/check-urcu-missing-error.sh proves both.
+ */
+#if defined(__has_include)
+#if !__has_include(<urcu-bp.h>)
+#error "Interlock needs liburcu (userspace RCU), whose header urcu-bp.h was not found. Install it with: sudo apt-get install liburcu-dev (Debian, Ubuntu) or sudo dnf install userspace-rcu-devel (Fedora), then build again."
+#endif
+#endif
 #include <urcu-bp.h>

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# What a package that depends on Interlock and uses only its library product gets, checked after
+# building the example (Examples/JobQueue):
+#   1. SwiftPM resolves exactly Interlock plus EXPECTED_REMOTE below, no more and no fewer.
+#      Interlock's own dependencies serve only its stress harness, yet SwiftPM (checked with
+#      6.3.1, also with --experimental-prune-unused-dependencies) fetches, checks out and pins
+#      every package a dependency declares, whichever products the dependent uses; it only
+#      skips building them. Change the list together with Package.swift's dependencies.
+#   2. Nothing of those packages is compiled: the only modules with object files are the
+#      example's, Interlock's and CInterlock's.
+#   usage: check-example-deps.sh [EXAMPLE_DIR]     (default Examples/JobQueue; SWIFT picks swift)
+set -euo pipefail
+EXPECTED_REMOTE="swift-argument-parser hdrhistogram-swift swift-numerics"
+EXPECTED_MODULES="JobQueue Interlock CInterlock"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+example="$(cd "${1:-$root/Examples/JobQueue}" && pwd)"
+cd "$example"
+"${SWIFT:-swift}" package show-dependencies --format json >.build/dependencies.json
+
+python3 - "$root" "$example" "$EXPECTED_REMOTE" "$EXPECTED_MODULES" <<'PY'
+import glob, json, os, sys
+root, example = (os.path.realpath(p) for p in sys.argv[1:3])
+expected_remote, expected_modules = set(sys.argv[3].split()), set(sys.argv[4].split())
+tree = json.load(open(os.path.join(example, ".build/dependencies.json")))
+
+resolved = {}   # identity -> "location@version" for every package below the example
+def walk(node):
+    for dep in node.get("dependencies", []):
+        location = dep.get("url") or dep.get("path")
+        identity = "Interlock" if os.path.realpath(dep.get("path") or "") == root else dep["identity"]
+        resolved[identity] = f"{location}@{dep.get('version')}"
+        walk(dep)
+walk(tree)
+
+problems = []
+expected = expected_remote | {"Interlock"}
+problems += [f"resolved, not expected: {name} ({resolved[name]})" for name in sorted(resolved.keys() - expected)]
+problems += [f"expected, not resolved: {name} (update EXPECTED_REMOTE)" for name in sorted(expected - resolved.keys())]
+pins = os.path.join(example, "Package.resolved")
+pinned = {pin["identity"] for pin in json.load(open(pins))["pins"]} if os.path.exists(pins) else set()
+problems += [f"pinned, not expected: {name}" for name in sorted(pinned - expected_remote)]
+
+compiled = {os.path.basename(d)[:-len(".build")]
+            for d in glob.glob(os.path.join(example, ".build/*/*.build")) if glob.glob(os.path.join(d, "*.o"))}
+problems += [f"compiled, not expected: module {name}" for name in sorted(compiled - expected_modules)]
+if not compiled:
+    problems.append("no compiled module found: build the example first")
+
+if problems:
+    print("check-example-deps: the example's dependencies changed:", *problems, sep="\n  ", file=sys.stderr)
+    sys.exit(1)
+print("check-example-deps: OK, resolved " + ", ".join(f"{n} ({resolved[n]})" for n in sorted(resolved))
+      + "; compiled only " + ", ".join(sorted(compiled)))
+PY
