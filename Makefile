@@ -1,9 +1,9 @@
 # Interlock — the two Quick start commands and their parts.
 #
 #   make stress   run the stress harness with its defaults (every workload, 2 x cores threads)
-#   make test     the documentation (make docs); unit tests; unit tests again under
-#                 ThreadSanitizer; a short stress run built with ThreadSanitizer. Any failure,
-#                 TSan report or documentation warning fails the command.
+#   make test     the documentation (make docs); the example dependent (make example); unit
+#                 tests; unit tests again under ThreadSanitizer; a short stress run built with
+#                 ThreadSanitizer. Any failure, TSan report or documentation warning fails it.
 #   make docs     the DocC catalog, Sources/Interlock/Interlock.docc, with the toolchain's docc
 #                 into .build-docs/Interlock.doccarchive; warnings (a symbol link that does not
 #                 resolve, in an article or a doc comment) are errors (scripts/build-docs.sh)
