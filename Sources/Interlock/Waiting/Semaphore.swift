@@ -47,9 +47,11 @@
 //     wake-up of whatever sleeps there later).
 //   - Fairness: a queued waiter is granted after at most as many matching signals as there
 //     were records ahead of it, and a newcomer cannot take a unit from under it (while it is
-//     unmatched the count is negative, so the newcomer commits and queues behind it). Only a
-//     thread that arrives while a waiter is between its decrement and its queuing (a few
-//     instructions) can overtake it, by taking a `pending` unit.
+//     unmatched the count is negative, so the newcomer commits and queues behind it). A
+//     waiter between its decrement and its queuing (which includes taking listLock, so under
+//     contention more than a few instructions) can be overtaken: by a thread that takes a
+//     `pending` unit, or by a later waiter that reaches listLock first and queues ahead. The
+//     overtaking is bounded by the waiters that committed meanwhile; no unit is lost either way.
 //
 // Memory ordering (argued for AArch64 as for x86-64):
 //   - count: the wait's decrement is acquire and the signal's increment release; the increment
