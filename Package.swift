@@ -5,8 +5,10 @@
 // Swift on Linux. The library imports neither Foundation nor Dispatch; its one system
 // dependency is liburcu (Debian/Ubuntu: liburcu-dev), used by the lock-free queues.
 //
-// The benchmarks live in their own package (Benchmarks/) so that users of the library never
-// fetch their dependencies.
+// The package declares no package dependencies, so a dependent resolves Interlock alone: the
+// stress harness parses its command line and keeps its latency histograms with its own code
+// (StressTests/CLI, StressTests/Framework/LatencyHistogram.swift), and the benchmarks live in
+// their own package (Benchmarks/) with theirs.
 import PackageDescription
 
 let package = Package(
@@ -14,10 +16,6 @@ let package = Package(
     products: [
         .library(name: "Interlock", targets: ["Interlock"]),
         .executable(name: "interlock-stress", targets: ["interlock-stress"]),
-    ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // liburcu, found with pkg-config; SwiftPM prints the apt-get hint when it is missing.
@@ -40,12 +38,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "interlock-stress",
-            dependencies: [
-                "Interlock",
-                "CInterlock",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ],
+            dependencies: ["Interlock", "CInterlock"],
             path: "StressTests"
         ),
         // Child process for DistributedLock's multi-process tests; built with the tests (a
@@ -59,6 +52,12 @@ let package = Package(
             name: "InterlockTests",
             dependencies: ["Interlock", "CInterlock", "interlock-dlock-helper"],
             path: "Tests/InterlockTests"
+        ),
+        // The stress harness's own parts: its latency histogram and its command line.
+        .testTarget(
+            name: "StressHarnessTests",
+            dependencies: ["interlock-stress"],
+            path: "Tests/StressHarnessTests"
         ),
     ],
     swiftLanguageModes: [.v6],

@@ -3,13 +3,40 @@
 //
 // Exit codes (README, "Stress harness"): 0 when every invariant held, 1 when one was violated
 // (or the run could not be carried out), 2 on bad arguments, with a usage message on stderr.
-// ArgumentParser exits 64 (EX_USAGE) on validation errors by default, so parsing is done here
-// rather than through `ParsableCommand.main()`.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
-exit(StressCommand.runFromCommandLine())
+let command: StressCommand
+do {
+    switch try StressCommand.parse(Array(CommandLine.arguments.dropFirst())) {
+    case .help:
+        print(StressCommand.helpText)
+        exit(0)
+    case .run(let parsed):
+        command = parsed
+    }
+} catch {
+    FileHandle.standardError.write(Data((error.description + "\n").utf8))
+    exit(UsageError.exitStatus)
+}
+
+if command.list {
+    let width = WorkloadRegistry.all.map(\.name.count).max() ?? 0
+    for workload in WorkloadRegistry.all {
+        print(workload.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + workload.summary)
+    }
+    exit(0)
+}
+if let child = command.child, let workload = WorkloadRegistry.workload(named: child), let entry = workload.child {
+    exit(ChildMode.run(workload: workload, entry: entry, command: command))
+}
+let selected = command.only.isEmpty
+    ? WorkloadRegistry.all
+    : WorkloadRegistry.all.filter { command.only.contains($0.name) }
+exit(StressRunner(
+    configuration: RunConfiguration(
+        threads: command.threadCount, seconds: command.seconds, directory: command.directory,
+        jsonPath: command.json, only: command.only,
+        watchdogGrace: .nanoseconds(Int64((command.watchdogGrace * 1e9).rounded()))),
+    workloads: selected
+).run())

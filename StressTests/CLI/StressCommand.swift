@@ -1,58 +1,32 @@
-// The command line of `interlock-stress`, declared with swift-argument-parser.
+// The command line of `interlock-stress`: its options, how they are parsed and checked, and the
+// help and usage text.
 //
 //   interlock-stress [--threads N] [--seconds S] [--only NAME ...] [--json PATH]
 //                    [--directory PATH] [--list]
 //
 // Hidden: `--child NAME [--child-arg ARG ...]` runs workload NAME's child entry point instead
-// of the harness (see `Workload.child` and `WorkloadContext.spawnChild(arguments:)`).
+// of the harness (see `Workload.child` and `WorkloadContext.spawnChild(arguments:)`), and
+// `--watchdog-grace S`.
+//
+// Grammar: options in any order, each long (`--name VALUE` or `--name=VALUE`); a value option
+// given twice keeps the last value, `--only` adds to its list and takes every following argument
+// up to the next one starting with `-`. `-h`, `--help` or `-help` anywhere before `--` asks for
+// the help. The wording of the help and of the errors is that of swift-argument-parser, which
+// the harness used before this file, so scripts and habits carry over.
 
-import ArgumentParser
 import Foundation
 
-/// The parsed command line. `validate()` rejects every bad value, so that one exit path
-/// (`runFromCommandLine`) turns each of them into a usage message and exit code 2.
-struct StressCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "interlock-stress",
-        abstract: "Runs Interlock's primitives under load from many threads and checks their invariants.",
-        discussion: """
-            Exit status: 0 when every invariant held, 1 when one was violated, 2 on bad arguments.
-            The last line of output is `stress: N passed, M failed`.
-            """
-    )
-
-    // `.unconditional` so that `--threads -3` reaches `validate()` and its message.
-    @Option(name: .long, parsing: .unconditional,
-            help: ArgumentHelp("Worker threads per workload (default: 2 × active processors).", valueName: "n"))
+/// The parsed command line.
+struct StressCommand: Equatable {
     var threads: Int?
-
-    @Option(name: .long, parsing: .unconditional,
-            help: ArgumentHelp("Seconds each workload runs; fractions allowed.", valueName: "seconds"))
     var seconds: Double = 3
-
-    @Option(name: .long, parsing: .upToNextOption,
-            help: ArgumentHelp("Run only the named workloads (see --list).", valueName: "name"))
     var only: [String] = []
-
-    @Option(name: .long, help: ArgumentHelp("Also write the results as JSON to this path.", valueName: "path"))
     var json: String?
-
-    @Option(name: .long,
-            help: ArgumentHelp("Scratch directory for workloads that need the file system "
-                               + "(default: a fresh temporary directory).", valueName: "path"))
     var directory: String?
-
-    @Flag(name: .long, help: "List the workloads with a one-line description, then exit.")
     var list = false
-
-    @Option(name: .long, help: .private)
     var child: String?
-
     /// Seconds a workload may run beyond twice its duration before it is declared hung.
-    @Option(name: .customLong("watchdog-grace"), parsing: .unconditional, help: .private)
     var watchdogGrace: Double = 30
-
-    @Option(name: .customLong("child-arg"), parsing: .unconditionalSingleValue, help: .private)
     var childArguments: [String] = []
 
     /// More threads than this is a mistake, not a stress test (each has a stack and a histogram).
@@ -61,71 +35,224 @@ struct StressCommand: ParsableCommand {
     /// The thread count in force: `--threads`, or twice the active processors.
     var threadCount: Int { threads ?? 2 * ProcessInfo.processInfo.activeProcessorCount }
 
-    func validate() throws {
+    /// What a command line asks for.
+    enum Request: Equatable {
+        case help
+        case run(StressCommand)
+    }
+
+    /// Parses the arguments (without the program name) and checks their values.
+    /// - Throws: ``UsageError`` for the first thing wrong, which the caller prints before
+    ///   exiting with ``UsageError/exitStatus``.
+    static func parse(_ arguments: [String]) throws(UsageError) -> Request {
+        let options = arguments.prefix { $0 != "--" }
+        if options.contains(where: { ["-h", "--help", "-help"].contains($0) }) { return .help }
+        var command = StressCommand()
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            if argument == "--" {
+                if let first = rest.first { throw UsageError("Unexpected argument '\(first)'") }
+                break
+            }
+            guard looksLikeOption(argument) else { throw UsageError("Unexpected argument '\(argument)'") }
+            let equals = argument.firstIndex(of: "=")
+            let name = String(argument[..<(equals ?? argument.endIndex)])
+            let attached = equals.map { String(argument[argument.index(after: $0)...]) }
+            guard let option = Option.all.first(where: { $0.name == name }) else {
+                throw UsageError("Unknown option '\(name)'")
+            }
+            var values: [String] = []
+            switch (option.arity, attached) {
+            case (.flag, nil):
+                values = [""]
+            case (.flag, let attached?):
+                throw UsageError("The option '\(name)' does not take any value, but '\(attached)' was specified.")
+            case (_, let attached?):
+                values = [attached]
+            case (.value(unconditional: true), nil):
+                if let next = rest.popFirst() { values = [next] }
+            case (.value(unconditional: false), nil):
+                if let next = rest.first, !looksLikeOption(next) { values = [rest.removeFirst()] }
+            case (.valuesUpToNextOption, nil):
+                while let next = rest.first, !looksLikeOption(next) { values.append(rest.removeFirst()) }
+            }
+            if values.isEmpty { throw UsageError("Missing value for '\(option.label)'", about: option) }
+            for value in values where !option.store(&command, value) {
+                throw UsageError("The value '\(value)' is invalid for '\(option.label)'", about: option)
+            }
+        }
+        try command.validate()
+        return .run(command)
+    }
+
+    /// `true` for what the parser reads as an option name rather than a value.
+    private static func looksLikeOption(_ argument: String) -> Bool {
+        argument.hasPrefix("-") && argument != "-"
+    }
+
+    /// Rejects values that parse but cannot be used: out of range, unknown names, empty paths.
+    private func validate() throws(UsageError) {
         if let threads, threads <= 0 || threads > Self.maximumThreads {
-            throw ValidationError("--threads must be an integer from 1 to \(Self.maximumThreads), not \(threads).")
+            throw UsageError("--threads must be an integer from 1 to \(Self.maximumThreads), not \(threads).")
         }
         if !(seconds > 0) || !seconds.isFinite {
-            throw ValidationError("--seconds must be a positive number of seconds, not \(seconds).")
+            throw UsageError("--seconds must be a positive number of seconds, not \(seconds).")
         }
         let unknown = only.filter { WorkloadRegistry.workload(named: $0) == nil }
         if !unknown.isEmpty {
-            throw ValidationError(
+            throw UsageError(
                 "unknown workload \(unknown.joined(separator: ", ")) in --only; known: "
                     + WorkloadRegistry.all.map(\.name).joined(separator: ", "))
         }
         if let child {
             guard let workload = WorkloadRegistry.workload(named: child) else {
-                throw ValidationError("--child: unknown workload \(child).")
+                throw UsageError("--child: unknown workload \(child).")
             }
             if workload.child == nil {
-                throw ValidationError("--child: workload \(child) has no child mode.")
+                throw UsageError("--child: workload \(child) has no child mode.")
             }
         }
         if !(watchdogGrace > 0) || !watchdogGrace.isFinite {
-            throw ValidationError("--watchdog-grace must be a positive number of seconds, not \(watchdogGrace).")
+            throw UsageError("--watchdog-grace must be a positive number of seconds, not \(watchdogGrace).")
         }
-        if let json, json.isEmpty { throw ValidationError("--json needs a path.") }
-        if let directory, directory.isEmpty { throw ValidationError("--directory needs a path.") }
+        if let json, json.isEmpty { throw UsageError("--json needs a path.") }
+        if let directory, directory.isEmpty { throw UsageError("--directory needs a path.") }
     }
 
-    /// Parses `CommandLine.arguments` and runs; returns the process exit status.
-    static func runFromCommandLine() -> Int32 {
-        let command: StressCommand
-        do {
-            command = try StressCommand.parse(Array(CommandLine.arguments.dropFirst()))
-        } catch {
-            // Help and version requests are "errors" with a success exit code.
-            if StressCommand.exitCode(for: error) == .success {
-                print(StressCommand.fullMessage(for: error))
-                return 0
-            }
-            FileHandle.standardError.write(Data((StressCommand.fullMessage(for: error) + "\n").utf8))
-            return 2
+    // MARK: Help
+
+    /// What `--help` prints.
+    static let helpText: String = {
+        let abstract = "Runs Interlock's primitives under load from many threads and checks their invariants."
+        let discussion = [
+            "Exit status: 0 when every invariant held, 1 when one was violated, 2 on bad arguments.",
+            "The last line of output is `stress: N passed, M failed`.",
+        ]
+        let rows = Option.all.compactMap { option in
+            option.help.map { (option.label, $0 + (option.defaultText.map { " (default: \($0))" } ?? "")) }
+        } + [("-h, --help", "Show help information.")]
+        let optionLines = rows.flatMap { label, help in
+            wrap(help, width: 80, indent: 26, firstLine: "  " + label.padding(toLength: 24, withPad: " ", startingAt: 0))
         }
-        return command.execute()
+        return (wrap("OVERVIEW: " + abstract, width: 80) + [""]
+            + discussion.flatMap { wrap($0, width: 80) } + [""]
+            + ["USAGE: " + usage, "", "OPTIONS:"] + optionLines + [""]).joined(separator: "\n")
+    }()
+
+    /// The synopsis: every visible option.
+    static let usage = "interlock-stress " + Option.all.compactMap { option in
+        option.help == nil ? nil : "[\(option.label)\(option.arity == .valuesUpToNextOption ? " ..." : "")]"
+    }.joined(separator: " ")
+
+    /// `text` broken at spaces into lines of at most `width` characters, the first starting
+    /// with `firstLine`, the others indented by `indent` spaces.
+    private static func wrap(_ text: String, width: Int, indent: Int = 0, firstLine: String = "") -> [String] {
+        var lines: [String] = []
+        var line = firstLine, lineHasWords = false
+        for word in text.split(separator: " ") {
+            if lineHasWords && line.count + 1 + word.count > width {
+                lines.append(line)
+                line = String(repeating: " ", count: indent)
+                lineHasWords = false
+            }
+            line += (lineHasWords ? " " : "") + word
+            lineHasWords = true
+        }
+        return lines + [line]
+    }
+}
+
+/// A bad command line: what `interlock-stress` prints on stderr before exiting with status 2.
+struct UsageError: Error, Equatable, CustomStringConvertible {
+    /// The exit status of a bad command line.
+    static let exitStatus: Int32 = 2
+
+    /// The first thing wrong, naming the option or argument.
+    let message: String
+    /// The option whose value was missing or invalid, when it is a documented one.
+    let optionHelp: String?
+
+    fileprivate init(_ message: String, about option: Option? = nil) {
+        self.message = message
+        self.optionHelp = option.flatMap { option in option.help.map { "\(option.label)  \($0)" } }
     }
 
-    /// Runs the parsed command; returns the process exit status.
-    func execute() -> Int32 {
-        if list {
-            let width = WorkloadRegistry.all.map(\.name.count).max() ?? 0
-            for workload in WorkloadRegistry.all {
-                print(workload.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + workload.summary)
-            }
-            return 0
-        }
-        if let child, let workload = WorkloadRegistry.workload(named: child), let entry = workload.child {
-            return ChildMode.run(workload: workload, entry: entry, command: self)
-        }
-        let selected = only.isEmpty
-            ? WorkloadRegistry.all
-            : WorkloadRegistry.all.filter { only.contains($0.name) }
-        return StressRunner(
-            configuration: RunConfiguration(
-                threads: threadCount, seconds: seconds, directory: directory, jsonPath: json,
-                only: only, watchdogGrace: .nanoseconds(Int64((watchdogGrace * 1e9).rounded()))),
-            workloads: selected
-        ).run()
+    /// The message, the option's help, the usage and where to find more.
+    var description: String {
+        (["Error: " + message] + (optionHelp.map { ["Help:  " + $0] } ?? [])
+            + ["Usage: " + StressCommand.usage, "  See 'interlock-stress --help' for more information."])
+            .joined(separator: "\n")
     }
+}
+
+/// One option of the command line: how it reads its value and where it stores it.
+private struct Option: Sendable {
+    enum Arity: Equatable {
+        case flag
+        /// One value; `unconditional` takes the next argument even when it starts with `-`.
+        case value(unconditional: Bool)
+        /// Every following argument up to the next option; at least one.
+        case valuesUpToNextOption
+    }
+
+    let name: String
+    let arity: Arity
+    /// The value's name in the help (`<n>`); nil for a flag or a hidden option.
+    var valueName: String?
+    /// The help line; nil for a hidden option.
+    var help: String?
+    var defaultText: String?
+    /// Stores one value (`""` for a flag); `false` when it is not a valid value.
+    let store: @Sendable (inout StressCommand, String) -> Bool
+
+    /// How the help and the errors name the option: `--threads <n>`, or `--child` when hidden.
+    var label: String { valueName.map { "\(name) <\($0)>" } ?? name }
+
+    static let all: [Option] = [
+        Option(name: "--threads", arity: .value(unconditional: true), valueName: "n",
+               help: "Worker threads per workload (default: 2 × active processors).") {
+            $0.threads = Int($1)
+            return $0.threads != nil
+        },
+        Option(name: "--seconds", arity: .value(unconditional: true), valueName: "seconds",
+               help: "Seconds each workload runs; fractions allowed.", defaultText: "3.0") {
+            guard let seconds = Double($1) else { return false }
+            $0.seconds = seconds
+            return true
+        },
+        Option(name: "--only", arity: .valuesUpToNextOption, valueName: "name",
+               help: "Run only the named workloads (see --list).") {
+            $0.only.append($1)
+            return true
+        },
+        Option(name: "--json", arity: .value(unconditional: false), valueName: "path",
+               help: "Also write the results as JSON to this path.") {
+            $0.json = $1
+            return true
+        },
+        Option(name: "--directory", arity: .value(unconditional: false), valueName: "path",
+               help: "Scratch directory for workloads that need the file system "
+                   + "(default: a fresh temporary directory).") {
+            $0.directory = $1
+            return true
+        },
+        Option(name: "--list", arity: .flag,
+               help: "List the workloads with a one-line description, then exit.") { command, _ in
+            command.list = true
+            return true
+        },
+        Option(name: "--child", arity: .value(unconditional: false)) {
+            $0.child = $1
+            return true
+        },
+        Option(name: "--watchdog-grace", arity: .value(unconditional: true)) {
+            guard let grace = Double($1) else { return false }
+            $0.watchdogGrace = grace
+            return true
+        },
+        Option(name: "--child-arg", arity: .value(unconditional: true)) {
+            $0.childArguments.append($1)
+            return true
+        },
+    ]
 }

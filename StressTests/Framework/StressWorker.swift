@@ -10,22 +10,7 @@
 // and the thread's progress counter (written, relaxed); neither carries data, and the exact
 // counts and histograms reach the coordinator through pthread_join, which synchronizes.
 
-import Histogram
 import Interlock
-
-/// The latency histogram every worker records into: 1 ns to 60 s, two significant
-/// digits (1% resolution keeps each thread's histogram small, about 30 KB, and cache-friendly).
-/// Longer samples are clamped to the top (the max then reads 60 s).
-typealias LatencyHistogram = Histogram<UInt64>
-
-/// The highest latency a histogram can hold, in nanoseconds.
-let latencyHistogramCeiling: UInt64 = 60_000_000_000
-
-/// Makes an empty latency histogram.
-func makeLatencyHistogram() -> LatencyHistogram {
-    LatencyHistogram(lowestDiscernibleValue: 1, highestTrackableValue: latencyHistogramCeiling,
-                     numberOfSignificantValueDigits: .two)
-}
 
 /// One worker thread's view of a running workload (see ``WorkloadContext/runThreads(_:)``).
 ///
@@ -56,7 +41,7 @@ final class StressWorker {
         self.threadCount = threadCount
         self.deadline = deadline
         self.random = FastRandom(seed: UInt64(index))
-        self.latencies = makeLatencyHistogram()
+        self.latencies = LatencyHistogram()
         self.sampleMask = sampleInterval - 1
         self.stopFlag = stopFlag
         self.progress = progress
@@ -92,7 +77,7 @@ final class StressWorker {
     /// Records one latency sample measured by the workload itself.
     @inline(__always)
     func record(latency nanoseconds: UInt64) {
-        latencies.record(Swift.min(Swift.max(nanoseconds, 1), latencyHistogramCeiling))
+        latencies.record(nanoseconds)
     }
 
     /// Makes this thread's count visible to the progress line.

@@ -6,7 +6,6 @@
 // `directory` may be called from any thread; they take `lock`.
 
 import Foundation
-import Histogram
 import Interlock
 
 /// What a workload receives: the run's configuration, the means to load the primitive from
@@ -32,7 +31,7 @@ final class WorkloadContext: @unchecked Sendable {
     private var directoryCreated = false
     // Written by the coordinator (main thread) only:
     private(set) var operations = 0
-    private(set) var latencies = makeLatencyHistogram()
+    private(set) var latencies = LatencyHistogram()
     private(set) var elapsed: Duration = .zero
     private var threadsRan = false
 
@@ -98,7 +97,7 @@ final class WorkloadContext: @unchecked Sendable {
         elapsed = clock.now - start
         for slot in slots {
             operations += slot.operations
-            if let sample = slot.latencies { latencies.add(sample) }
+            if let sample = slot.latencies { latencies.merge(sample) }
         }
         return slots.map { $0.result! }
     }

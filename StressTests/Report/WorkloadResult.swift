@@ -1,8 +1,7 @@
 // The outcome of one workload: the figures of the table and of the JSON report.
 
-import Histogram
-
-/// Latency percentiles of the sampled operations, in nanoseconds.
+/// Latency percentiles of the sampled operations, in nanoseconds: each at most 1/128 above the
+/// exact nearest-rank value (see ``LatencyHistogram``); `samples` and `max` are exact.
 struct LatencySummary: Codable, Sendable {
     /// How many operations were timed.
     let samples: UInt64
@@ -12,11 +11,10 @@ struct LatencySummary: Codable, Sendable {
     let max: UInt64
 
     init(_ histogram: LatencyHistogram) {
-        samples = histogram.totalCount
-        guard samples > 0 else { p50 = 0; p99 = 0; p999 = 0; max = 0; return }
-        p50 = histogram.valueAtPercentile(50)
-        p99 = histogram.valueAtPercentile(99)
-        p999 = histogram.valueAtPercentile(99.9)
+        samples = histogram.count
+        p50 = histogram.value(atPercentile: 50)
+        p99 = histogram.value(atPercentile: 99)
+        p999 = histogram.value(atPercentile: 99.9)
         max = histogram.max
     }
 }
@@ -68,7 +66,7 @@ struct WorkloadResult: Codable, Sendable {
         operations = 0
         self.seconds = seconds
         operationsPerSecond = 0
-        latencyNanoseconds = LatencySummary(makeLatencyHistogram())
+        latencyNanoseconds = LatencySummary(LatencyHistogram())
         passed = false
         violations = [message]
         violationCount = 1

@@ -1,0 +1,231 @@
+// The command line of interlock-stress: every option, repeated --only, the hidden child-process
+// options, help, and each kind of bad command line with its exact message; then the built
+// executable itself, for the exit statuses and where the text goes.
+
+import Foundation
+import Testing
+
+@testable import interlock_stress
+
+@Suite("StressCommand")
+struct StressCommandTests {
+    /// The command `arguments` parse into; records an issue when they ask for help or are rejected.
+    func command(_ arguments: [String]) -> StressCommand? {
+        do throws(UsageError) {
+            guard case .run(let command) = try StressCommand.parse(arguments) else {
+                Issue.record("\(arguments) asked for help")
+                return nil
+            }
+            return command
+        } catch {
+            Issue.record("\(arguments) rejected: \(error.message)")
+            return nil
+        }
+    }
+
+    /// The error `arguments` are rejected with, or nil when they are accepted.
+    func usageError(_ arguments: [String]) -> UsageError? {
+        do throws(UsageError) {
+            _ = try StressCommand.parse(arguments)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("no arguments: the defaults (3 seconds, 2 × processors threads, every workload)")
+    func defaults() {
+        let parsed = command([])
+        #expect(parsed == StressCommand())
+        #expect(parsed?.seconds == 3)
+        #expect(parsed?.threads == nil)
+        #expect(parsed?.threadCount == 2 * ProcessInfo.processInfo.activeProcessorCount)
+        #expect(parsed?.only == [])
+        #expect(parsed?.list == false)
+        #expect(parsed?.watchdogGrace == 30)
+    }
+
+    @Test("each option stores its value, in either form: --name VALUE and --name=VALUE")
+    func eachOption() {
+        #expect(command(["--threads", "8"])?.threads == 8)
+        #expect(command(["--threads=+8"])?.threads == 8)
+        #expect(command(["--seconds", "0.25"])?.seconds == 0.25)
+        #expect(command(["--seconds=1e-3"])?.seconds == 0.001)
+        #expect(command(["--json", "out.json"])?.json == "out.json")
+        #expect(command(["--json=-"])?.json == "-")
+        #expect(command(["--directory", "/mnt/nfs"])?.directory == "/mnt/nfs")
+        #expect(command(["--list"])?.list == true)
+        #expect(command(["--only", "semaphore-pool"])?.only == ["semaphore-pool"])
+        #expect(command(["--watchdog-grace", "0.5"])?.watchdogGrace == 0.5)
+        var expected = StressCommand()
+        expected.threads = 2
+        expected.seconds = 1.5
+        expected.json = "r.json"
+        expected.directory = "d"
+        expected.list = true
+        #expect(command(["--list", "--directory", "d", "--seconds", "1.5", "--json", "r.json", "--threads", "2"])
+                == expected)
+    }
+
+    @Test("--only takes every name up to the next option and adds to earlier --only lists")
+    func repeatedOnly() {
+        let parsed = command(["--only", "lock-mutual-exclusion", "semaphore-pool", "--threads", "3",
+                              "--only", "wait-group-rounds"])
+        #expect(parsed?.only == ["lock-mutual-exclusion", "semaphore-pool", "wait-group-rounds"])
+        #expect(parsed?.threads == 3)
+    }
+
+    @Test("a single-value option given twice keeps the last value")
+    func lastValueWins() {
+        #expect(command(["--threads", "2", "--threads", "3"])?.threads == 3)
+        #expect(command(["--seconds", "2", "--seconds=4"])?.seconds == 4)
+    }
+
+    @Test("the child-process command line that WorkloadContext.spawnChild builds")
+    func childMode() {
+        let parsed = command(["--child", "distributed-lock-processes", "--directory", "/tmp/x/distributed-lock-processes",
+                              "--threads", "4", "--seconds", "0.25",
+                              "--child-arg", "first", "--child-arg", "--looks-like-an-option"])
+        #expect(parsed?.child == "distributed-lock-processes")
+        #expect(parsed?.directory == "/tmp/x/distributed-lock-processes")
+        #expect(parsed?.threads == 4)
+        #expect(parsed?.seconds == 0.25)
+        #expect(parsed?.childArguments == ["first", "--looks-like-an-option"])
+    }
+
+    @Test("-h, --help and -help ask for the help wherever they stand before --",
+          arguments: [["--help"], ["-h"], ["-help"], ["--threads", "4", "--help"], ["--bogus", "-h"]])
+    func help(arguments: [String]) throws {
+        #expect(try StressCommand.parse(arguments) == .help)
+    }
+
+    @Test("the help lists every documented option with its help and no hidden one")
+    func helpText() {
+        let help = StressCommand.helpText
+        #expect(help.hasPrefix("OVERVIEW: Runs Interlock's primitives under load"))
+        #expect(help.contains("USAGE: interlock-stress [--threads <n>] [--seconds <seconds>] [--only <name> ...] "
+                              + "[--json <path>] [--directory <path>] [--list]\n"))
+        #expect(help.contains("\n  --threads <n>           Worker threads per workload (default: 2 × active\n"
+                              + "                          processors).\n"))
+        #expect(help.contains("                          (default: 3.0)\n"))
+        #expect(help.contains("\n  -h, --help              Show help information.\n"))
+        #expect(!help.contains("--child") && !help.contains("--watchdog-grace"))
+        #expect(help.split(separator: "\n").allSatisfy { $0.count <= 80 || $0.hasPrefix("USAGE: ") })
+    }
+
+    static let usageLine = "Usage: interlock-stress [--threads <n>] [--seconds <seconds>] [--only <name> ...] "
+        + "[--json <path>] [--directory <path>] [--list]"
+
+    @Test("bad command lines: each rejected with a message naming the option or argument",
+          arguments: [
+              // Unknown options, stray arguments.
+              (["--bogus"], "Unknown option '--bogus'"),
+              (["-t", "3"], "Unknown option '-t'"),
+              (["--bogus=3"], "Unknown option '--bogus'"),
+              (["extra"], "Unexpected argument 'extra'"),
+              (["--list", "extra"], "Unexpected argument 'extra'"),
+              (["--", "--list"], "Unexpected argument '--list'"),
+              (["--list=yes"], "The option '--list' does not take any value, but 'yes' was specified."),
+              // Missing values.
+              (["--threads"], "Missing value for '--threads <n>'"),
+              (["--seconds", "1", "--seconds"], "Missing value for '--seconds <seconds>'"),
+              (["--only"], "Missing value for '--only <name>'"),
+              (["--only", "--list"], "Missing value for '--only <name>'"),
+              (["--json"], "Missing value for '--json <path>'"),
+              (["--json", "--list"], "Missing value for '--json <path>'"),
+              (["--directory"], "Missing value for '--directory <path>'"),
+              (["--child"], "Missing value for '--child'"),
+              (["--child-arg"], "Missing value for '--child-arg'"),
+              // Values that are not numbers, or not integers.
+              (["--threads", "x"], "The value 'x' is invalid for '--threads <n>'"),
+              (["--threads", "3.5"], "The value '3.5' is invalid for '--threads <n>'"),
+              (["--threads", "99999999999999999999"], "The value '99999999999999999999' is invalid for '--threads <n>'"),
+              (["--threads="], "The value '' is invalid for '--threads <n>'"),
+              (["--seconds", "abc"], "The value 'abc' is invalid for '--seconds <seconds>'"),
+              (["--watchdog-grace", "x"], "The value 'x' is invalid for '--watchdog-grace'"),
+              // Numbers out of range, names that do not exist, empty paths.
+              (["--threads", "0"], "--threads must be an integer from 1 to 4096, not 0."),
+              (["--threads", "-3"], "--threads must be an integer from 1 to 4096, not -3."),
+              (["--threads", "4097"], "--threads must be an integer from 1 to 4096, not 4097."),
+              (["--seconds", "0"], "--seconds must be a positive number of seconds, not 0.0."),
+              (["--seconds", "-1"], "--seconds must be a positive number of seconds, not -1.0."),
+              (["--seconds", "inf"], "--seconds must be a positive number of seconds, not inf."),
+              (["--seconds", "nan"], "--seconds must be a positive number of seconds, not nan."),
+              (["--watchdog-grace", "0"], "--watchdog-grace must be a positive number of seconds, not 0.0."),
+              (["--json", ""], "--json needs a path."),
+              (["--directory", ""], "--directory needs a path."),
+              (["--child", "nope"], "--child: unknown workload nope."),
+              (["--child", "lock-mutual-exclusion"], "--child: workload lock-mutual-exclusion has no child mode."),
+          ])
+    func rejected(arguments: [String], message: String) {
+        let error = usageError(arguments)
+        #expect(error?.message == message, "\(arguments)")
+        #expect(error?.description.hasPrefix("Error: \(message)\n") == true)
+        #expect(error?.description.hasSuffix(Self.usageLine + "\n  See 'interlock-stress --help' for more information.")
+                == true)
+    }
+
+    @Test("an unknown --only name lists the known ones")
+    func unknownWorkload() {
+        let message = usageError(["--only", "lock-mutual-exclusion", "nope", "nada"])?.message ?? ""
+        #expect(message.hasPrefix("unknown workload nope, nada in --only; known: atomic-increment-64, "))
+        #expect(message.contains("lock-mutual-exclusion"))
+    }
+
+    @Test("a missing or invalid value shows the option's help; other errors do not")
+    func optionHelpLine() {
+        #expect(usageError(["--threads", "x"])?.optionHelp
+                == "--threads <n>  Worker threads per workload (default: 2 × active processors).")
+        #expect(usageError(["--seconds"])?.optionHelp == "--seconds <seconds>  Seconds each workload runs; fractions allowed.")
+        #expect(usageError(["--child"])?.optionHelp == nil)
+        #expect(usageError(["--threads", "0"])?.optionHelp == nil)
+        #expect(usageError(["--bogus"])?.optionHelp == nil)
+    }
+}
+
+/// The built `interlock-stress` (a dependency of these tests, next to the test bundle): exit
+/// statuses and streams as a script sees them.
+@Suite("interlock-stress executable")
+struct StressExecutableTests {
+    static let executable: URL = {
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("interlock-stress")
+    }()
+
+    /// Runs the executable with `arguments`; its exit status, standard output and standard error.
+    func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        let (output, error) = (Pipe(), Pipe())
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+                String(decoding: errorData, as: UTF8.self))
+    }
+
+    @Test("bad arguments exit 2 with the message on stderr and nothing on stdout",
+          arguments: [["--threads", "x"], ["--bogus"], ["--seconds"], ["--only", "nope"]])
+    func badArguments(arguments: [String]) throws {
+        let result = try run(arguments)
+        #expect(result.status == 2)
+        #expect(result.output.isEmpty)
+        #expect(result.error.hasPrefix("Error: "))
+        #expect(result.error.hasSuffix("  See 'interlock-stress --help' for more information.\n"))
+    }
+
+    @Test("--help exits 0 with the help on stdout; --list exits 0 with one line per workload")
+    func helpAndList() throws {
+        let help = try run(["--help"])
+        #expect(help.status == 0)
+        #expect(help.output == StressCommand.helpText + "\n")
+        #expect(help.error.isEmpty)
+        let list = try run(["--list"])
+        #expect(list.status == 0)
+        #expect(list.output.split(separator: "\n").count == WorkloadRegistry.all.count)
+    }
+}
