@@ -22,24 +22,29 @@ struct StressCommand: ParsableCommand {
     )
 
     // `.unconditional` so that `--threads -3` reaches `validate()` and its message.
-    @Option(name: .long, parsing: .unconditional,
-            help: ArgumentHelp("Worker threads per workload (default: 2 × active processors).", valueName: "n"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("Worker threads per workload (default: 2 × active processors).", valueName: "n"))
     var threads: Int?
 
-    @Option(name: .long, parsing: .unconditional,
-            help: ArgumentHelp("Seconds each workload runs; fractions allowed.", valueName: "seconds"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("Seconds each workload runs; fractions allowed.", valueName: "seconds"))
     var seconds: Double = 3
 
-    @Option(name: .long, parsing: .upToNextOption,
-            help: ArgumentHelp("Run only the named workloads (see --list).", valueName: "name"))
+    @Option(
+        name: .long, parsing: .upToNextOption,
+        help: ArgumentHelp("Run only the named workloads (see --list).", valueName: "name"))
     var only: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Also write the results as JSON to this path.", valueName: "path"))
     var json: String?
 
-    @Option(name: .long,
-            help: ArgumentHelp("Scratch directory for workloads that need the file system "
-                               + "(default: a fresh temporary directory).", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Scratch directory for workloads that need the file system "
+                + "(default: a fresh temporary directory).", valueName: "path"))
     var directory: String?
 
     @Flag(name: .long, help: "List the workloads with a one-line description, then exit.")
@@ -118,7 +123,8 @@ struct StressCommand: ParsableCommand {
         if let child, let workload = WorkloadRegistry.workload(named: child), let entry = workload.child {
             return ChildMode.run(workload: workload, entry: entry, command: self)
         }
-        let selected = only.isEmpty
+        let selected =
+            only.isEmpty
             ? WorkloadRegistry.all
             : WorkloadRegistry.all.filter { only.contains($0.name) }
         return StressRunner(

@@ -23,8 +23,9 @@ let latencyHistogramCeiling: UInt64 = 60_000_000_000
 
 /// Makes an empty latency histogram.
 func makeLatencyHistogram() -> LatencyHistogram {
-    LatencyHistogram(lowestDiscernibleValue: 1, highestTrackableValue: latencyHistogramCeiling,
-                     numberOfSignificantValueDigits: .two)
+    LatencyHistogram(
+        lowestDiscernibleValue: 1, highestTrackableValue: latencyHistogramCeiling,
+        numberOfSignificantValueDigits: .two)
 }
 
 /// One worker thread's view of a running workload (see ``WorkloadContext/runThreads(_:)``).
@@ -50,8 +51,10 @@ final class StressWorker {
     private let stopFlag: AtomicBool
     private let progress: AtomicInt
 
-    init(index: Int, threadCount: Int, deadline: ContinuousClock.Instant, sampleInterval: Int,
-         stopFlag: AtomicBool, progress: AtomicInt) {
+    init(
+        index: Int, threadCount: Int, deadline: ContinuousClock.Instant, sampleInterval: Int,
+        stopFlag: AtomicBool, progress: AtomicInt
+    ) {
         self.index = index
         self.threadCount = threadCount
         self.deadline = deadline

@@ -65,6 +65,7 @@ internal struct _WaitGroupState {
     @usableFromInline var epoch: UInt32 = 0
     @usableFromInline var _reserved: UInt32 = 0
     // Keeps the list lock 128 bytes away from the state word (the file comment).
+    // swift-format-ignore
     @usableFromInline var _padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
                                      UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
         (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -118,7 +119,9 @@ public final class WaitGroup: @unchecked Sendable {
 
     @inlinable @inline(__always) internal var _state: UnsafeMutablePointer<UInt64> { _field(\.state, as: UInt64.self) }
     @inlinable @inline(__always) internal var _epoch: UnsafeMutablePointer<UInt32> { _field(\.epoch, as: UInt32.self) }
-    @inlinable @inline(__always) internal var _listLock: UnsafeMutablePointer<UInt32> { _field(\.listLock, as: UInt32.self) }
+    @inlinable @inline(__always) internal var _listLock: UnsafeMutablePointer<UInt32> {
+        _field(\.listLock, as: UInt32.self)
+    }
 
     /// Tasks entered and not yet left: a snapshot.
     public var count: Int {
@@ -228,7 +231,8 @@ public final class WaitGroup: @unchecked Sendable {
         let state = ilk_atomic_fetch_or_u64(_state, WaitGroup._waiting, ILK_ORDER_SEQ_CST)
         if state & WaitGroup._countMask == 0 { return true }
         while true {
-            let result = deadline.map { _Futex.wait(epoch, expected: observed, until: $0, for: .waitGroup) }
+            let result =
+                deadline.map { _Futex.wait(epoch, expected: observed, until: $0, for: .waitGroup) }
                 ?? _Futex.wait(epoch, expected: observed, for: .waitGroup)
             // Seq_cst: as the first read. Reading a new epoch synchronizes with the release
             // half of the leave that advanced it, which had acquired every task's leave.
@@ -244,6 +248,7 @@ public final class WaitGroup: @unchecked Sendable {
 
     @usableFromInline @inline(never)
     internal func _overflow(_ old: UInt64, _ count: Int) -> Never {
-        _lockMisuse("WaitGroup", name: nil, "enter(\(count)) overflows the count of \(old & WaitGroup._countMask) tasks")
+        _lockMisuse(
+            "WaitGroup", name: nil, "enter(\(count)) overflows the count of \(old & WaitGroup._countMask) tasks")
     }
 }
