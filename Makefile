@@ -40,10 +40,15 @@ test-deps:
 bench-deps:
 	@scripts/ensure-bench-deps.sh
 
+# swift format lint with the checked-in .swift-format, over every Swift file (scripts/lint.sh).
+.PHONY: lint
+lint:
+	@SWIFT="$(SWIFT)" scripts/lint.sh
+
 stress: deps
 	$(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: test-deps docs example unit unit-tsan stress-tsan
+test: lint test-deps docs example unit unit-tsan stress-tsan
 
 docs: deps
 	SWIFT="$(SWIFT)" scripts/build-docs.sh

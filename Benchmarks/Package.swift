@@ -58,9 +58,9 @@ package.targets += [
         ],
         path: "Benchmarks/AtomicsBenchmarks",
         plugins: [
-            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
         ]
-    ),
+    )
 ]
 
 // Condition and ConditionLock (issue 3): the pthread peers in their own C target.
@@ -79,7 +79,7 @@ package.targets += [
         ],
         path: "Benchmarks/ConditionBenchmarks",
         plugins: [
-            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
         ]
     ),
 ]
@@ -113,7 +113,7 @@ package.targets += [
         ],
         path: "Benchmarks/QueueBenchmarks",
         plugins: [
-            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
         ]
     ),
 ]
@@ -129,15 +129,15 @@ package.targets += [
         ],
         path: "Benchmarks/DistributedLockBenchmarks",
         plugins: [
-            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
         ]
-    ),
+    )
 ]
 
 // Locks (issue 3): Lock, SpinLock, RecursiveLock, ReadWriteLock against the pthread peers
 // (their own C target), Foundation's NSLock/NSRecursiveLock, Synchronization.Mutex and NIOLock.
 package.dependencies += [
-    .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.2")
 ]
 package.targets += [
     .target(
@@ -155,7 +155,7 @@ package.targets += [
         ],
         path: "Benchmarks/LocksBenchmarks",
         plugins: [
-            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
         ]
     ),
 ]
@@ -171,9 +171,9 @@ package.targets += [
         ],
         path: "Benchmarks/WaitingBenchmarks",
         plugins: [
-            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
         ]
-    ),
+    )
 ]
 
 // Once, Lazy and AtomicLazyReference: against pthread_once, a Swift lazy global, an Int? under
@@ -189,9 +189,9 @@ package.targets += [
         ],
         path: "Benchmarks/OnceBenchmarks",
         plugins: [
-            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
         ]
-    ),
+    )
 ]
 
 // synchronized(_:_:): against NSRecursiveLock per object in a dictionary and one global
@@ -206,7 +206,7 @@ package.targets += [
         ],
         path: "Benchmarks/SynchronizedBenchmarks",
         plugins: [
-            .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
         ]
-    ),
+    )
 ]

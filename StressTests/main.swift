@@ -30,13 +30,15 @@ if command.list {
 if let child = command.child, let workload = WorkloadRegistry.workload(named: child), let entry = workload.child {
     exit(ChildMode.run(workload: workload, entry: entry, command: command))
 }
-let selected = command.only.isEmpty
+let selected =
+    command.only.isEmpty
     ? WorkloadRegistry.all
     : WorkloadRegistry.all.filter { command.only.contains($0.name) }
-exit(StressRunner(
-    configuration: RunConfiguration(
-        threads: command.threadCount, seconds: command.seconds, directory: command.directory,
-        jsonPath: command.json, only: command.only,
-        watchdogGrace: .nanoseconds(Int64((command.watchdogGrace * 1e9).rounded()))),
-    workloads: selected
-).run())
+exit(
+    StressRunner(
+        configuration: RunConfiguration(
+            threads: command.threadCount, seconds: command.seconds, directory: command.directory,
+            jsonPath: command.json, only: command.only,
+            watchdogGrace: .nanoseconds(Int64((command.watchdogGrace * 1e9).rounded()))),
+        workloads: selected
+    ).run())

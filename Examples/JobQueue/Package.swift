@@ -11,13 +11,13 @@ let package = Package(
     dependencies: [
         // In your own package: .package(url: "https://…/Interlock.git", from: "…").
         // `name:` lets the product reference below say "Interlock" whatever the clone's folder is called.
-        .package(name: "Interlock", path: "../.."),
+        .package(name: "Interlock", path: "../..")
     ],
     targets: [
         .executableTarget(
             name: "JobQueue",
             dependencies: [.product(name: "Interlock", package: "Interlock")]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

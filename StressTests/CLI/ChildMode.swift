@@ -6,8 +6,10 @@ import Foundation
 
 enum ChildMode {
     /// Runs `entry` with the command's configuration; returns the exit status.
-    static func run(workload: Workload, entry: @Sendable (ChildInvocation) throws -> Int32,
-                    command: StressCommand) -> Int32 {
+    static func run(
+        workload: Workload, entry: @Sendable (ChildInvocation) throws -> Int32,
+        command: StressCommand
+    ) -> Int32 {
         let invocation = ChildInvocation(
             workloadName: workload.name,
             directory: command.directory ?? FileManager.default.currentDirectoryPath,

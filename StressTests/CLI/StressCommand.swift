@@ -128,21 +128,26 @@ struct StressCommand: Equatable {
             "Exit status: 0 when every invariant held, 1 when one was violated, 2 on bad arguments.",
             "The last line of output is `stress: N passed, M failed`.",
         ]
-        let rows = Option.all.compactMap { option in
-            option.help.map { (option.label, $0 + (option.defaultText.map { " (default: \($0))" } ?? "")) }
-        } + [("-h, --help", "Show help information.")]
+        let rows =
+            Option.all.compactMap { option in
+                option.help.map { (option.label, $0 + (option.defaultText.map { " (default: \($0))" } ?? "")) }
+            } + [("-h, --help", "Show help information.")]
         let optionLines = rows.flatMap { label, help in
-            wrap(help, width: 80, indent: 26, firstLine: "  " + label.padding(toLength: 24, withPad: " ", startingAt: 0))
+            wrap(
+                help, width: 80, indent: 26, firstLine: "  " + label.padding(toLength: 24, withPad: " ", startingAt: 0))
         }
-        return (wrap("OVERVIEW: " + abstract, width: 80) + [""]
+        return
+            (wrap("OVERVIEW: " + abstract, width: 80) + [""]
             + discussion.flatMap { wrap($0, width: 80) } + [""]
             + ["USAGE: " + usage, "", "OPTIONS:"] + optionLines + [""]).joined(separator: "\n")
     }()
 
     /// The synopsis: every visible option.
-    static let usage = "interlock-stress " + Option.all.compactMap { option in
-        option.help == nil ? nil : "[\(option.label)\(option.arity == .valuesUpToNextOption ? " ..." : "")]"
-    }.joined(separator: " ")
+    static let usage =
+        "interlock-stress "
+        + Option.all.compactMap { option in
+            option.help == nil ? nil : "[\(option.label)\(option.arity == .valuesUpToNextOption ? " ..." : "")]"
+        }.joined(separator: " ")
 
     /// `text` broken at spaces into lines of at most `width` characters, the first starting
     /// with `firstLine`, the others indented by `indent` spaces.
@@ -209,35 +214,47 @@ private struct Option: Sendable {
     var label: String { valueName.map { "\(name) <\($0)>" } ?? name }
 
     static let all: [Option] = [
-        Option(name: "--threads", arity: .value(unconditional: true), valueName: "n",
-               help: "Worker threads per workload (default: 2 × active processors).") {
+        Option(
+            name: "--threads", arity: .value(unconditional: true), valueName: "n",
+            help: "Worker threads per workload (default: 2 × active processors)."
+        ) {
             $0.threads = Int($1)
             return $0.threads != nil
         },
-        Option(name: "--seconds", arity: .value(unconditional: true), valueName: "seconds",
-               help: "Seconds each workload runs; fractions allowed.", defaultText: "3.0") {
+        Option(
+            name: "--seconds", arity: .value(unconditional: true), valueName: "seconds",
+            help: "Seconds each workload runs; fractions allowed.", defaultText: "3.0"
+        ) {
             guard let seconds = Double($1) else { return false }
             $0.seconds = seconds
             return true
         },
-        Option(name: "--only", arity: .valuesUpToNextOption, valueName: "name",
-               help: "Run only the named workloads (see --list).") {
+        Option(
+            name: "--only", arity: .valuesUpToNextOption, valueName: "name",
+            help: "Run only the named workloads (see --list)."
+        ) {
             $0.only.append($1)
             return true
         },
-        Option(name: "--json", arity: .value(unconditional: false), valueName: "path",
-               help: "Also write the results as JSON to this path.") {
+        Option(
+            name: "--json", arity: .value(unconditional: false), valueName: "path",
+            help: "Also write the results as JSON to this path."
+        ) {
             $0.json = $1
             return true
         },
-        Option(name: "--directory", arity: .value(unconditional: false), valueName: "path",
-               help: "Scratch directory for workloads that need the file system "
-                   + "(default: a fresh temporary directory).") {
+        Option(
+            name: "--directory", arity: .value(unconditional: false), valueName: "path",
+            help: "Scratch directory for workloads that need the file system "
+                + "(default: a fresh temporary directory)."
+        ) {
             $0.directory = $1
             return true
         },
-        Option(name: "--list", arity: .flag,
-               help: "List the workloads with a one-line description, then exit.") { command, _ in
+        Option(
+            name: "--list", arity: .flag,
+            help: "List the workloads with a one-line description, then exit."
+        ) { command, _ in
             command.list = true
             return true
         },

@@ -48,7 +48,8 @@ final class ChildProcess: @unchecked Sendable {
     func wait() -> (status: Int32, output: String) {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let status = process.terminationReason == .uncaughtSignal
+        let status =
+            process.terminationReason == .uncaughtSignal
             ? 128 + process.terminationStatus : process.terminationStatus
         return (status, String(decoding: data, as: UTF8.self))
     }

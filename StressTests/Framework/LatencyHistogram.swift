@@ -78,7 +78,7 @@ struct LatencyHistogram: CustomStringConvertible, Equatable, Sendable {
     /// The bucket of `value` (see the layout at the top of the file).
     @inline(__always)
     static func bucketIndex(of value: UInt64) -> Int {
-        let octave = UInt64.bitWidth - 1 - value.leadingZeroBitCount   // ⌊log2 value⌋; -1 for 0
+        let octave = UInt64.bitWidth - 1 - value.leadingZeroBitCount  // ⌊log2 value⌋; -1 for 0
         let shift = Swift.max(octave - subBucketBits, 0)
         return (shift << subBucketBits) + Int(truncatingIfNeeded: value >> shift)
     }
@@ -86,7 +86,7 @@ struct LatencyHistogram: CustomStringConvertible, Equatable, Sendable {
     /// The largest value that falls in bucket `index`.
     static func highestValue(inBucket index: Int) -> UInt64 {
         let shift = Swift.max((index >> subBucketBits) - 1, 0)
-        let top = UInt64(index - (shift << subBucketBits))   // the value's top bits, v >> shift
+        let top = UInt64(index - (shift << subBucketBits))  // the value's top bits, v >> shift
         return (top << shift) + ((1 << shift) - 1)
     }
 

@@ -35,8 +35,10 @@ final class StressWorker {
     private let stopFlag: AtomicBool
     private let progress: AtomicInt
 
-    init(index: Int, threadCount: Int, deadline: ContinuousClock.Instant, sampleInterval: Int,
-         stopFlag: AtomicBool, progress: AtomicInt) {
+    init(
+        index: Int, threadCount: Int, deadline: ContinuousClock.Instant, sampleInterval: Int,
+        stopFlag: AtomicBool, progress: AtomicInt
+    ) {
         self.index = index
         self.threadCount = threadCount
         self.deadline = deadline

@@ -6,12 +6,13 @@
 // store read with acquire loads, so the deadline the coordinator wrote before opening is visible
 // to every thread after it passes (and ThreadSanitizer sees that edge on the atomic itself).
 
+import Interlock
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Interlock
 
 /// A one-shot start gate for a fixed number of threads.
 final class StartGate: @unchecked Sendable {
@@ -46,11 +47,13 @@ struct ThreadGroup {
     mutating func start(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
-            let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
-            body.run()
-            return nil
-        }, box)
+        let status = pthread_create(
+            &thread, nil,
+            { raw in
+                let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+                body.run()
+                return nil
+            }, box)
         if status != 0 {
             Unmanaged<ThreadBody>.fromOpaque(box).release()
             fatalError("interlock-stress: pthread_create failed: \(String(cString: strerror(status)))")

@@ -38,8 +38,10 @@ final class WorkloadContext: @unchecked Sendable {
     /// At most this many violation messages are kept (the rest are counted).
     static let keptViolations = 20
 
-    init(workloadName: String, threadCount: Int, duration: Duration, latencySampleInterval: Int,
-         baseDirectory: String, onProgress: @escaping (Duration, Int) -> Void) {
+    init(
+        workloadName: String, threadCount: Int, duration: Duration, latencySampleInterval: Int,
+        baseDirectory: String, onProgress: @escaping (Duration, Int) -> Void
+    ) {
         self.workloadName = workloadName
         self.threadCount = threadCount
         self.duration = duration
@@ -159,7 +161,8 @@ final class WorkloadContext: @unchecked Sendable {
                 do {
                     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
                 } catch {
-                    throw HarnessError(description: "cannot create the scratch directory \(path): \(error.localizedDescription)")
+                    throw HarnessError(
+                        description: "cannot create the scratch directory \(path): \(error.localizedDescription)")
                 }
                 directoryCreated = true
             }
@@ -178,9 +181,11 @@ final class WorkloadContext: @unchecked Sendable {
     /// `arguments` (which the child finds in ``ChildInvocation/arguments``).
     /// - Throws: ``HarnessError`` when the process cannot be started.
     func spawnChild(arguments: [String] = []) throws -> ChildProcess {
-        var all = ["--child", workloadName, "--directory", try directory,
-                   "--threads", String(threadCount),
-                   "--seconds", String(duration.seconds)]
+        var all = [
+            "--child", workloadName, "--directory", try directory,
+            "--threads", String(threadCount),
+            "--seconds", String(duration.seconds),
+        ]
         for argument in arguments { all += ["--child-arg", argument] }
         return try ChildProcess.launch(arguments: all)
     }

@@ -28,9 +28,11 @@ func formatLatency(_ nanoseconds: UInt64, hasSamples: Bool = true) -> String {
     guard hasSamples else { return "-" }
     if nanoseconds < 1_000 { return "\(nanoseconds) ns" }
     let (value, unit): (Double, String) =
-        nanoseconds < 1_000_000 ? (Double(nanoseconds) / 1e3, "µs")
-        : nanoseconds < 1_000_000_000 ? (Double(nanoseconds) / 1e6, "ms")
-        : (Double(nanoseconds) / 1e9, "s")
+        nanoseconds < 1_000_000
+        ? (Double(nanoseconds) / 1e3, "µs")
+        : nanoseconds < 1_000_000_000
+            ? (Double(nanoseconds) / 1e6, "ms")
+            : (Double(nanoseconds) / 1e9, "s")
     let decimals = value < 10 ? 2 : value < 100 ? 1 : 0
     return formatFixed(value, decimals) + " " + unit
 }

@@ -1,6 +1,7 @@
 // `--json PATH`: the table's data as one JSON object, with the run's configuration.
 
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,7 +34,8 @@ struct JSONReport: Codable {
         let data = try encoder.encode(self) + Data("\n".utf8)
         // fopen/fwrite rather than Data.write: their errno names the actual reason.
         guard let file = fopen(path, "w") else {
-            throw HarnessError(description: "cannot write the JSON report to \(path): \(String(cString: strerror(errno)))")
+            throw HarnessError(
+                description: "cannot write the JSON report to \(path): \(String(cString: strerror(errno)))")
         }
         let written = data.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
         let failure = written != data.count ? errno : 0

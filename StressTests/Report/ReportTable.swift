@@ -9,15 +9,19 @@ enum ReportTable {
         let rows = results.map { result -> [String] in
             let latency = result.latencyNanoseconds
             let sampled = latency.samples > 0
-            let verdict = result.passed
+            let verdict =
+                result.passed
                 ? "PASS"
-                : "FAIL: " + (result.violations.first ?? "") + (result.violationCount > 1
-                    ? " (+\(result.violationCount - 1) more)" : "")
-            return [result.name, String(result.threads), formatCount(result.operations),
-                    formatRate(result.operationsPerSecond),
-                    formatLatency(latency.p50, hasSamples: sampled), formatLatency(latency.p99, hasSamples: sampled),
-                    formatLatency(latency.p999, hasSamples: sampled), formatLatency(latency.max, hasSamples: sampled),
-                    verdict]
+                : "FAIL: " + (result.violations.first ?? "")
+                    + (result.violationCount > 1
+                        ? " (+\(result.violationCount - 1) more)" : "")
+            return [
+                result.name, String(result.threads), formatCount(result.operations),
+                formatRate(result.operationsPerSecond),
+                formatLatency(latency.p50, hasSamples: sampled), formatLatency(latency.p99, hasSamples: sampled),
+                formatLatency(latency.p999, hasSamples: sampled), formatLatency(latency.max, hasSamples: sampled),
+                verdict,
+            ]
         }
         // The last column (the verdict) is not padded: it may be long.
         var widths = header.map(\.count)
@@ -31,7 +35,9 @@ enum ReportTable {
                 column == cells.count - 1 ? cell : pad(cell, widths[column], right: column > 0)
             }.joined(separator: "  ")
         }
-        var out = [line(header), String(repeating: "-", count: widths.dropLast().reduce(0, +) + 2 * (widths.count - 1) + 6)]
+        var out = [
+            line(header), String(repeating: "-", count: widths.dropLast().reduce(0, +) + 2 * (widths.count - 1) + 6),
+        ]
         out += rows.map(line)
 
         for result in results where !result.passed || !result.notes.isEmpty {

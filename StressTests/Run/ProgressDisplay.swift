@@ -31,14 +31,16 @@ struct ProgressDisplay {
         guard live else { return }
         let elapsedSeconds = elapsed.seconds
         let rate = elapsedSeconds > 0 ? Double(operations) / elapsedSeconds : 0
-        emit("\r\(tag(index)) \(name): \(formatFixed(elapsedSeconds, 1))/\(formatFixed(seconds, 1)) s  "
-             + "\(formatCount(operations)) ops  \(formatRate(rate))\u{1B}[K")
+        emit(
+            "\r\(tag(index)) \(name): \(formatFixed(elapsedSeconds, 1))/\(formatFixed(seconds, 1)) s  "
+                + "\(formatCount(operations)) ops  \(formatRate(rate))\u{1B}[K")
     }
 
     /// The workload finished.
     func finished(_ index: Int, _ result: WorkloadResult) {
         let verdict = result.passed ? "PASS" : "FAIL (\(result.violationCount) violation(s))"
-        let text = "\(tag(index)) \(result.name): \(verdict), \(formatCount(result.operations)) ops in "
+        let text =
+            "\(tag(index)) \(result.name): \(verdict), \(formatCount(result.operations)) ops in "
             + "\(formatFixed(result.seconds, 2)) s (\(formatRate(result.operationsPerSecond)))"
         emit((live ? "\r" : "") + text + (live ? "\u{1B}[K\n" : "\n"))
     }

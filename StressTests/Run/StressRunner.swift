@@ -42,8 +42,9 @@ struct StressRunner {
 
         let configuration = self.configuration, names = workloads.map(\.name)
         let report: @Sendable ([WorkloadResult]) -> Int32 = { results in
-            Self.report(results, configuration: configuration, workloads: names, directory: base,
-                        startedAt: startedAt, timerOverhead: timerOverhead)
+            Self.report(
+                results, configuration: configuration, workloads: names, directory: base,
+                startedAt: startedAt, timerOverhead: timerOverhead)
         }
         // The watchdog exits the process when a workload hangs: it cleans up on its way out.
         let watchdog = Watchdog(grace: configuration.watchdogGrace) { results in
@@ -110,7 +111,8 @@ struct StressRunner {
         let template = (NSTemporaryDirectory() as NSString).appendingPathComponent("interlock-stress.XXXXXX")
         var bytes = Array(template.utf8CString)
         guard let made = mkdtemp(&bytes) else {
-            throw HarnessError(description: "cannot create a temporary directory \(template): \(String(cString: strerror(errno)))")
+            throw HarnessError(
+                description: "cannot create a temporary directory \(template): \(String(cString: strerror(errno)))")
         }
         return String(cString: made)
     }

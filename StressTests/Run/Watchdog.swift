@@ -16,8 +16,11 @@ final class Watchdog: @unchecked Sendable {
 
     private let lock = NSLock()
     // Guarded by `lock`:
-    private var current: (workload: Workload, threads: Int, started: ContinuousClock.Instant,
-                          limit: ContinuousClock.Instant)?
+    private var current:
+        (
+            workload: Workload, threads: Int, started: ContinuousClock.Instant,
+            limit: ContinuousClock.Instant
+        )?
     private var completed: [WorkloadResult] = []
     private var fired = false
 

@@ -39,8 +39,10 @@ extension Workload {
             func verify(_ value: UInt64, _ operation: @autoclosure () -> String) {
                 if (value & own != mine || value & sentinel == 0) && !reported {
                     reported = true
-                    context.fail("thread \(worker.index): after \(operation()) the word is \(hex(value)); "
-                                 + "own bits \(hex(value & own)) should be \(hex(mine)), sentinel \(value & sentinel != 0 ? "set" : "CLEARED")")
+                    context.fail(
+                        "thread \(worker.index): after \(operation()) the word is \(hex(value)); "
+                            + "own bits \(hex(value & own)) should be \(hex(mine)), sentinel \(value & sentinel != 0 ? "set" : "CLEARED")"
+                    )
                 }
             }
             while worker.keepRunning {
@@ -64,14 +66,17 @@ extension Workload {
                     let bit = ownBits[Int((random >> 40) % UInt64(ownBits.count))]
                     let setting = (random >> 56) % 5 == 3
                     let old = worker.operation {
-                        setting ? word.testAndSet(bit: bit, ordering: ordering)
-                                : word.testAndClear(bit: bit, ordering: ordering)
+                        setting
+                            ? word.testAndSet(bit: bit, ordering: ordering)
+                            : word.testAndClear(bit: bit, ordering: ordering)
                     }
                     let expected = mine & (1 << UInt64(bit)) != 0
                     if setting { mine |= 1 << UInt64(bit) } else { mine &= ~(1 << UInt64(bit)) }
                     if old != expected && !reported {
                         reported = true
-                        context.fail("thread \(worker.index): \(setting ? "testAndSet" : "testAndClear")(bit: \(bit)) returned \(old), the bit was \(expected)")
+                        context.fail(
+                            "thread \(worker.index): \(setting ? "testAndSet" : "testAndClear")(bit: \(bit)) returned \(old), the bit was \(expected)"
+                        )
                     }
                 }
             }

@@ -18,12 +18,13 @@
 // - the acquire/release pair orders the plain accesses, so ThreadSanitizer reports a race if
 //   either ordering is too weak or the exchange is not atomic.
 
+import Interlock
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Interlock
 
 extension Workload {
     /// `atomic-bool-handoff`; see the file comment.
@@ -85,7 +86,9 @@ extension Workload {
         }
         let expected = handoffs.reduce(0, +) * bumpsPerEntry
         context.check(!taken.load(), "the flag is still taken after every thread finished")
-        context.check(shared.base.pointee == expected,
-                      "plain counter reads \(shared.base.pointee), expected \(expected) (\(bumpsPerEntry) per hand-off): entries overlapped")
+        context.check(
+            shared.base.pointee == expected,
+            "plain counter reads \(shared.base.pointee), expected \(expected) (\(bumpsPerEntry) per hand-off): entries overlapped"
+        )
     }
 }

@@ -35,7 +35,9 @@ extension Workload {
                             let (exchanged, original) = counter.compareExchange(expected: guess, desired: guess &+ 1)
                             if exchanged != (original == guess) && !reported {
                                 reported = true
-                                context.fail("thread \(me): compareExchange(expected: \(guess)) returned exchanged \(exchanged) with original \(original)")
+                                context.fail(
+                                    "thread \(me): compareExchange(expected: \(guess)) returned exchanged \(exchanged) with original \(original)"
+                                )
                             }
                             if exchanged { return guess &+ 1 }
                             guess = original
@@ -49,7 +51,8 @@ extension Workload {
                 successes += 1
                 if installed <= lastInstalled && !reported {
                     reported = true
-                    context.fail("thread \(worker.index): installed \(installed) after \(lastInstalled): values went backwards")
+                    context.fail(
+                        "thread \(worker.index): installed \(installed) after \(lastInstalled): values went backwards")
                 }
                 lastInstalled = installed
             }
@@ -59,7 +62,8 @@ extension Workload {
         let failures = outcomes.reduce(0) { $0 + $1.failures }
         context.note("CAS failures (retries)", failures)
         let final = counter.load()
-        context.check(final == expected,
-                      "final value \(final), expected \(expected) successful CASes: \(expected - final) lost")
+        context.check(
+            final == expected,
+            "final value \(final), expected \(expected) successful CASes: \(expected - final) lost")
     }
 }

@@ -21,7 +21,8 @@ extension Workload {
         let initial: UInt64 = 0xDEAD_BEEF
         let slot = AtomicUInt64(initial)
         let orderings: [MemoryOrder] = [.relaxed, .acquire, .release, .acquireRelease, .sequentiallyConsistent]
-        let tallies = context.runThreads { worker -> (putSum: UInt64, putXor: UInt64, takenSum: UInt64, takenXor: UInt64) in
+        let tallies = context.runThreads {
+            worker -> (putSum: UInt64, putXor: UInt64, takenSum: UInt64, takenXor: UInt64) in
             let tag = UInt64(worker.index + 1) << 40
             var putSum: UInt64 = 0, putXor: UInt64 = 0, takenSum: UInt64 = 0, takenXor: UInt64 = 0
             var reported = false

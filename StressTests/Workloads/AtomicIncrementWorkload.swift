@@ -31,7 +31,9 @@ extension Workload {
                 sum += step
                 if now < previous + step && !reported {
                     reported = true
-                    context.fail("thread \(worker.index): \(isAdd ? "add(\(delta))" : "increment()") returned \(now) after \(previous): not the new value")
+                    context.fail(
+                        "thread \(worker.index): \(isAdd ? "add(\(delta))" : "increment()") returned \(now) after \(previous): not the new value"
+                    )
                 }
                 previous = now
             }
@@ -39,7 +41,8 @@ extension Workload {
         }
         let expected = added.reduce(0, +)
         let final = counter.load()
-        context.check(final == expected,
-                      "final value \(final), expected \(expected): \(expected - final) lost in updates")
+        context.check(
+            final == expected,
+            "final value \(final), expected \(expected): \(expected - final) lost in updates")
     }
 }

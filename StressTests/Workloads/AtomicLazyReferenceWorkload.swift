@@ -20,7 +20,8 @@ extension Workload {
     /// `atomic-lazy-reference-one-winner`; see the file comment.
     static let atomicLazyReferenceOneWinner = Workload(
         name: "atomic-lazy-reference-one-winner",
-        summary: "AtomicLazyReference: fresh object per lockstep round, every thread offers its instance; one winner for all, exact loser and winner deinits",
+        summary:
+            "AtomicLazyReference: fresh object per lockstep round, every thread offers its instance; one winner for all, exact loser and winner deinits",
         latencySampleInterval: 1
     ) { context in
         let threads = context.threadCount
@@ -50,10 +51,13 @@ extension Workload {
         }
         let completed = lockstep.finish()  // drops the last round, and with it its winner
         context.note("rounds", completed)
-        context.check(perThread.allSatisfy { $0 == completed },
-                      "threads took part in \(perThread) rounds, not \(completed) each")
+        context.check(
+            perThread.allSatisfy { $0 == completed },
+            "threads took part in \(perThread) rounds, not \(completed) each")
         if let deinits = last.deinits?.load() {
-            context.check(deinits == threads, "last round: \(deinits) instances deinitialized after the reference went, not \(threads)")
+            context.check(
+                deinits == threads,
+                "last round: \(deinits) instances deinitialized after the reference went, not \(threads)")
         } else {
             context.fail("the last round was not recorded")
         }
@@ -108,14 +112,18 @@ private final class ReferenceRound: @unchecked Sendable {
         context.check(got.count == 1, "round \(number): callers got \(got.count) different instances")
         let winner = got.first ?? -1
         let loaded = Set(UnsafeBufferPointer(start: tags.base + threads, count: threads)).subtracting([-1])
-        context.check(loaded.isSubset(of: [winner]), "round \(number): load() returned \(loaded), the winner is \(winner)")
-        context.check(broken.load() == 0, "round \(number): \(broken.load()) instances seen with their payload not yet written")
+        context.check(
+            loaded.isSubset(of: [winner]), "round \(number): load() returned \(loaded), the winner is \(winner)")
+        context.check(
+            broken.load() == 0, "round \(number): \(broken.load()) instances seen with their payload not yet written")
         context.check(reference.load()?.tag == winner, "round \(number): load() does not return the winner")
-        context.check(deinits.load() == threads - 1,
-                      "round \(number): \(deinits.load()) instances deinitialized, expected the \(threads - 1) losers")
+        context.check(
+            deinits.load() == threads - 1,
+            "round \(number): \(deinits.load()) instances deinitialized, expected the \(threads - 1) losers")
         if let previous = previousDeinits?.load() {
-            context.check(previous == threads,
-                          "round \(number - 1): \(previous) instances deinitialized after its reference went, not \(threads)")
+            context.check(
+                previous == threads,
+                "round \(number - 1): \(previous) instances deinitialized after its reference went, not \(threads)")
         }
     }
 }

@@ -33,8 +33,9 @@ extension Workload {
         // The numbering, single-threaded, before the run.
         _ = atomicTestAndSet(0, bitmap.raw)
         _ = atomicTestAndSet(15, bitmap.raw)
-        context.check(bitmap.base[0] == 0x80 && bitmap.base[1] == 0x01,
-                      "bit numbering: bits 0 and 15 set bytes \(bitmap.base[0]), \(bitmap.base[1]); expected 128, 1")
+        context.check(
+            bitmap.base[0] == 0x80 && bitmap.base[1] == 0x01,
+            "bit numbering: bits 0 and 15 set bytes \(bitmap.base[0]), \(bitmap.base[1]); expected 128, 1")
         _ = atomicTestAndClear(0, bitmap.raw)
         _ = atomicTestAndClear(15, bitmap.raw)
 
@@ -62,8 +63,9 @@ extension Workload {
         let counted = (0..<bitCount).reduce(0) { $0 + claimCounters.base[$1] }
         context.note("claims", totalClaims)
         context.note("bits", bitCount)
-        context.check(counted == totalClaims,
-                      "per-bit claim counters add up to \(counted), but \(totalClaims) claims were made: owners overlapped")
+        context.check(
+            counted == totalClaims,
+            "per-bit claim counters add up to \(counted), but \(totalClaims) claims were made: owners overlapped")
         let leftover = (0..<bitmap.count).filter { bitmap.base[$0] != 0 }
         context.check(leftover.isEmpty, "bitmap not empty at the end: bytes \(leftover) are non-zero")
     }

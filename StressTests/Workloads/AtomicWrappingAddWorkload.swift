@@ -40,7 +40,8 @@ extension Workload {
         let final = counter.load()
         context.note("net sum of deltas", total)
         context.note("times past Int32's range (about)", total.magnitude >> 32)
-        context.check(final == expected,
-                      "final value \(final), expected \(expected) (start \(start) + \(total) mod 2^32)")
+        context.check(
+            final == expected,
+            "final value \(final), expected \(expected) (start \(start) + \(total) mod 2^32)")
     }
 }

@@ -70,7 +70,9 @@ extension Workload {
                 count.pointee -= 1
                 let from = Int(value >> 40), seq = value & 0xFF_FFFF_FFFF
                 if from >= context.threadCount || seq <= lastSeen[from] {
-                    context.fail("consumer \(me): item \(seq) of producer \(from) out of order or corrupt (last \(lastSeen[from]))")
+                    context.fail(
+                        "consumer \(me): item \(seq) of producer \(from) out of order or corrupt (last \(lastSeen[from]))"
+                    )
                 } else {
                     lastSeen[from] = seq
                 }
@@ -96,7 +98,8 @@ extension Workload {
                         waitingProducers.pointee -= 1
                         if !woken {
                             if count.pointee < capacity {
-                                context.fail("producer \(me): space was free for \(stall) and nobody woke it (lost wake-up)")
+                                context.fail(
+                                    "producer \(me): space was free for \(stall) and nobody woke it (lost wake-up)")
                             }
                             stalled = !worker.keepRunning || count.pointee == capacity
                         }
@@ -129,7 +132,8 @@ extension Workload {
                         }
                         if !woken && count.pointee == 0 && producersLeft.pointee > 0 && context.isStopped {
                             // Producers should have finished long ago: they are stuck too.
-                            context.fail("consumer \(me): no item and no end of production for \(stall) after the deadline")
+                            context.fail(
+                                "consumer \(me): no item and no end of production for \(stall) after the deadline")
                             break
                         }
                     }

@@ -23,12 +23,13 @@
 //   - the plain hand-off counter equals the sum of the threads' turns (exclusion);
 //   - no stall (the watchdog above).
 
+import Interlock
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Interlock
 
 extension Workload {
     /// `condition-lock-token-ring`; see the file comment.
@@ -70,7 +71,8 @@ extension Workload {
                 if !acquired {
                     // Relaxed: a flag that only ends the loops; nothing is published through it.
                     if abandoned.load(ordering: .relaxed) { return mine }
-                    context.fail("thread \(me): no hand-off for \(stall) (lost wake-up); condition is \(token.condition)")
+                    context.fail(
+                        "thread \(me): no hand-off for \(stall) (lost wake-up); condition is \(token.condition)")
                     abandoned.store(true, ordering: .relaxed)
                     return mine
                 }
@@ -89,8 +91,9 @@ extension Workload {
             }
         }
         let total = turns.reduce(0, +)
-        context.check(shared.base[1] == total,
-                      "plain hand-off counter reads \(shared.base[1]) after \(total) turns: turns overlapped")
+        context.check(
+            shared.base[1] == total,
+            "plain hand-off counter reads \(shared.base[1]) after \(total) turns: turns overlapped")
         if !abandoned.load() {
             context.check(token.tryLock(), "the condition lock is still held after the run")
             token.unlock()

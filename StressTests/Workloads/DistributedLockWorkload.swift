@@ -16,13 +16,14 @@
 // Invariants: no child saw the marker taken; the counter equals the sum of the children's
 // acquisitions; every child exits 0; the lock and the marker are gone at the end.
 
+import Foundation
+import Interlock
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Interlock
 
 extension Workload {
     /// `distributed-lock-processes`; see the file comment.
@@ -33,7 +34,8 @@ extension Workload {
         child: distributedLockChild
     ) { context in
         let directory = try context.directory
-        let results = context.runThreads { worker -> (acquisitions: Int, violations: Int, status: Int32, output: String) in
+        let results = context.runThreads {
+            worker -> (acquisitions: Int, violations: Int, status: Int32, output: String) in
             let child: ChildProcess
             do {
                 child = try context.spawnChild()
@@ -58,14 +60,17 @@ extension Workload {
         }
         for (index, result) in results.enumerated() {
             context.check(result.status == 0, "child \(index) exited with status \(result.status): \(result.output)")
-            context.check(result.violations == 0, "child \(index) found another holder inside \(result.violations) times")
+            context.check(
+                result.violations == 0, "child \(index) found another holder inside \(result.violations) times")
         }
         let total = results.reduce(0) { $0 + $1.acquisitions }
         let counter = (try? String(contentsOfFile: directory + "/counter", encoding: .utf8)).flatMap { Int($0) } ?? 0
-        context.check(counter == total, "the shared counter reads \(counter) after \(total) acquisitions: holders overlapped")
+        context.check(
+            counter == total, "the shared counter reads \(counter) after \(total) acquisitions: holders overlapped")
         context.check(total > 0, "no child ever took the lock")
         context.check(access(directory + "/lock", F_OK) != 0, "the lock is still held after every child finished")
-        context.check(access(directory + "/inside", F_OK) != 0, "the marker is still present after every child finished")
+        context.check(
+            access(directory + "/inside", F_OK) != 0, "the marker is still present after every child finished")
         context.note("processes", results.count)
         context.note("acquisitions", total)
     }
@@ -91,7 +96,9 @@ extension Workload {
             acquisitions += 1
             if latencies.count < 256 { latencies.append(UInt64((ContinuousClock.now - start).nanoseconds)) }
         }
-        print("acquisitions=\(acquisitions) violations=\(violations)", latencies.map { "latency=\($0)" }.joined(separator: " "))
+        print(
+            "acquisitions=\(acquisitions) violations=\(violations)",
+            latencies.map { "latency=\($0)" }.joined(separator: " "))
         return 0
     }
 }

@@ -13,18 +13,20 @@
 //     holds) is deinitialized by the end of the round, while the Lazy itself is still alive.
 // And at the end: every thread took part in every round.
 
+import Interlock
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Interlock
 
 extension Workload {
     /// `lazy-single-computation`; see the file comment.
     static let lazySingleComputation = Workload(
         name: "lazy-single-computation",
-        summary: "Lazy<[Int]>: fresh object per lockstep round, 1-3 reads per thread; one computation, one buffer for all, closure released",
+        summary:
+            "Lazy<[Int]>: fresh object per lockstep round, 1-3 reads per thread; one computation, one buffer for all, closure released",
         latencySampleInterval: 1
     ) { context in
         let threads = context.threadCount
@@ -36,7 +38,8 @@ extension Workload {
         ) { finished in
             finished.check(threads: threads, tokenDeinits: tokenDeinits, context)
             if context.isStopped { return nil }
-            return LazyRound(number: finished.number + 1, threads: threads, tokenDeinits: tokenDeinits, overlapping: overlapping)
+            return LazyRound(
+                number: finished.number + 1, threads: threads, tokenDeinits: tokenDeinits, overlapping: overlapping)
         }
         let perThread = context.runThreads { worker -> Int in
             var rounds = 0
@@ -52,8 +55,9 @@ extension Workload {
         let completed = lockstep.finish()
         context.note("rounds", completed)
         context.note("reads that found the computation running", overlapping.load())
-        context.check(perThread.allSatisfy { $0 == completed },
-                      "threads took part in \(perThread) rounds, not \(completed) each")
+        context.check(
+            perThread.allSatisfy { $0 == completed },
+            "threads took part in \(perThread) rounds, not \(completed) each")
     }
 }
 
@@ -109,7 +113,8 @@ private final class LazyRound: @unchecked Sendable {
         context.check(wrongReads.load() == 0, "round \(number): \(wrongReads.load()) reads returned a wrong array")
         let distinct = Set(UnsafeBufferPointer(start: buffers.base, count: threads))
         context.check(distinct.count == 1, "round \(number): readers got \(distinct.count) different buffers")
-        context.check(tokenDeinits.load() == number + 1,
-                      "round \(number): \(tokenDeinits.load()) closures released after \(number + 1) computations")
+        context.check(
+            tokenDeinits.load() == number + 1,
+            "round \(number): \(tokenDeinits.load()) closures released after \(number + 1) computations")
     }
 }

@@ -77,7 +77,8 @@ extension Workload {
     /// `lockfree-queue-alternating`; see the file comment.
     static let lockFreeQueueAlternating = Workload(
         name: "lockfree-queue-alternating",
-        summary: "LockFreeQueue enqueue-then-dequeue on every thread, class elements; no nil, FIFO per producer, no leak"
+        summary:
+            "LockFreeQueue enqueue-then-dequeue on every thread, class elements; no nil, FIFO per producer, no leak"
     ) { context in
         let live = AtomicInt(0)
         var total = LockFreeTally()
@@ -112,6 +113,9 @@ extension Workload {
             }
         }
         checkLockFreeConservation(context, total, what: "lockfree-queue-alternating")
-        context.check(live.load() == 0, "lockfree-queue-alternating: \(live.load()) elements still alive after the queue was drained and deinitialized")
+        context.check(
+            live.load() == 0,
+            "lockfree-queue-alternating: \(live.load()) elements still alive after the queue was drained and deinitialized"
+        )
     }
 }

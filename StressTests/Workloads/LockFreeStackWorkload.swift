@@ -83,6 +83,9 @@ extension Workload {
             while let element = stack.pop() { total.took(element.value) }
         }
         checkLockFreeConservation(context, total, what: "lockfree-stack-alternating")
-        context.check(live.load() == 0, "lockfree-stack-alternating: \(live.load()) elements still alive after the stack was drained and deinitialized")
+        context.check(
+            live.load() == 0,
+            "lockfree-stack-alternating: \(live.load()) elements still alive after the stack was drained and deinitialized"
+        )
     }
 }

@@ -62,9 +62,11 @@ final class LockFreeStressElement: Sendable {
 
 /// Checks the conservation of elements: counts and sums in == out.
 func checkLockFreeConservation(_ context: WorkloadContext, _ total: LockFreeTally, what: String) {
-    context.check(total.produced == total.consumed,
-                  "\(what): \(total.produced) elements put in, \(total.consumed) taken out")
-    context.check(total.producedSum == total.consumedSum,
-                  "\(what): checksum of elements put in \(total.producedSum) != taken out \(total.consumedSum)")
+    context.check(
+        total.produced == total.consumed,
+        "\(what): \(total.produced) elements put in, \(total.consumed) taken out")
+    context.check(
+        total.producedSum == total.consumedSum,
+        "\(what): checksum of elements put in \(total.producedSum) != taken out \(total.consumedSum)")
     context.note("elements", total.produced)
 }

@@ -56,8 +56,9 @@ extension Workload {
             return sections
         }
         let expected = perThread.reduce(0, +)
-        context.check(state.sections == expected,
-                      "\(state.sections) sections recorded under the lock, \(expected) run: updates lost")
+        context.check(
+            state.sections == expected,
+            "\(state.sections) sections recorded under the lock, \(expected) run: updates lost")
         context.check(state.counter == 0, "the ck counter ended at \(state.counter), not 0")
     }
 }

@@ -20,18 +20,20 @@
 //   - `isDone` is true.
 // And at the end: every thread took part in every round.
 
+import Interlock
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Interlock
 
 extension Workload {
     /// `once-exactly-once`; see the file comment.
     static let onceExactlyOnce = Workload(
         name: "once-exactly-once",
-        summary: "Once: fresh object per lockstep round, bodies throwing 0-2 times first; one completion, exact attempts and errors, every caller sees the effects",
+        summary:
+            "Once: fresh object per lockstep round, bodies throwing 0-2 times first; one completion, exact attempts and errors, every caller sees the effects",
         latencySampleInterval: 1
     ) { context in
         let threads = context.threadCount
@@ -59,8 +61,9 @@ extension Workload {
         let completed = lockstep.finish()
         context.note("rounds", completed)
         context.note("calls that found a body running", overlapping.load())
-        context.check(perThread.allSatisfy { $0 == completed },
-                      "threads took part in \(perThread) rounds, not \(completed) each")
+        context.check(
+            perThread.allSatisfy { $0 == completed },
+            "threads took part in \(perThread) rounds, not \(completed) each")
     }
 }
 
@@ -122,12 +125,15 @@ private final class OnceRound: @unchecked Sendable {
     func check(threads: Int, _ context: WorkloadContext) {
         let attempts = plain.base[0]
         context.check(completions.load() == 1, "round \(number): \(completions.load()) bodies completed, not 1")
-        context.check(attempts == failures + 1,
-                      "round \(number): bodies ran \(attempts) times, expected \(failures) failures and 1 completion")
-        context.check(errors.load() == failures,
-                      "round \(number): \(errors.load()) errors reached callers, \(failures) bodies threw")
-        context.check(sawEffect.load() == threads,
-                      "round \(number): \(threads - sawEffect.load()) of \(threads) callers missed the body's effects")
+        context.check(
+            attempts == failures + 1,
+            "round \(number): bodies ran \(attempts) times, expected \(failures) failures and 1 completion")
+        context.check(
+            errors.load() == failures,
+            "round \(number): \(errors.load()) errors reached callers, \(failures) bodies threw")
+        context.check(
+            sawEffect.load() == threads,
+            "round \(number): \(threads - sawEffect.load()) of \(threads) callers missed the body's effects")
         context.check(once.isDone, "round \(number): isDone is false after the body completed")
     }
 }

@@ -20,7 +20,8 @@ extension Workload {
     /// `rwlock-timeouts`; see the file comment.
     static let readWriteLockTimeouts = Workload(
         name: "rwlock-timeouts",
-        summary: "ReadWriteLock: half writes, timed forms with 0-63 us deadlines; exclusion, exact writes, no lost wake-up"
+        summary:
+            "ReadWriteLock: half writes, timed forms with 0-63 us deadlines; exclusion, exact writes, no lost wake-up"
     ) { context in
         let lock = ReadWriteLock()
         let count = SharedBuffer<Int>(count: 1, repeating: 0)
@@ -72,8 +73,9 @@ extension Workload {
             return writes
         }
         let expected = perThread.reduce(0, +)
-        context.check(count.base[0] == expected,
-                      "the count ended at \(count.base[0]) after \(expected) write sections: writes lost")
+        context.check(
+            count.base[0] == expected,
+            "the count ended at \(count.base[0]) after \(expected) write sections: writes lost")
         // No lock leaked (a timed form that returned false holding it, or a granted reader
         // that reported a timeout): a final write lock is free at once.
         let free = lock.tryLockWrite()

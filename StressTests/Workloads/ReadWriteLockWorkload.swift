@@ -79,8 +79,9 @@ extension Workload {
         }
         let expected = perThread.reduce(0, +)
         for i in 0..<8 {
-            context.check(words.base[i] == expected,
-                          "word \(i) ended at \(words.base[i]) after \(expected) write sections: writes lost")
+            context.check(
+                words.base[i] == expected,
+                "word \(i) ended at \(words.base[i]) after \(expected) write sections: writes lost")
         }
         context.note("most readers inside at once", mostReaders.load())
     }

@@ -32,7 +32,9 @@ extension Workload {
                 let problem: String? = worker.operation {
                     var problem: String? = nil
                     lock.lock()
-                    if owner.base[0] != 0 { problem = "thread \(me) took the lock while thread \(owner.base[0] - 1) owned it" }
+                    if owner.base[0] != 0 {
+                        problem = "thread \(me) took the lock while thread \(owner.base[0] - 1) owned it"
+                    }
                     owner.base[0] = me + 1
                     for level in 1..<depth {
                         let how = (random >> (2 + 2 * UInt64(level))) & 3
@@ -42,12 +44,17 @@ extension Workload {
                         case 1: ok = lock.lock(before: .now - .seconds(1))
                         default: lock.lock(); ok = true
                         }
-                        if !ok { problem = "the owner failed to re-enter at depth \(level + 1) (\(how == 0 ? "tryLock" : "lock(before:)"))" }
+                        if !ok {
+                            problem =
+                                "the owner failed to re-enter at depth \(level + 1) (\(how == 0 ? "tryLock" : "lock(before:)"))"
+                        }
                         if owner.base[0] != me + 1 { problem = "depth \(level + 1): owner slot \(owner.base[0] - 1)" }
                     }
                     if let section = state.criticalSection(thread: me) { problem = section }
                     for _ in 1..<depth { lock.unlock() }
-                    if owner.base[0] != me + 1 { problem = "another thread got in while thread \(me) still held the lock" }
+                    if owner.base[0] != me + 1 {
+                        problem = "another thread got in while thread \(me) still held the lock"
+                    }
                     owner.base[0] = 0
                     lock.unlock()
                     return problem
@@ -61,8 +68,9 @@ extension Workload {
             return sections
         }
         let expected = perThread.reduce(0, +)
-        context.check(state.sections == expected,
-                      "\(state.sections) sections recorded under the lock, \(expected) run: updates lost")
+        context.check(
+            state.sections == expected,
+            "\(state.sections) sections recorded under the lock, \(expected) run: updates lost")
         context.check(state.counter == 0, "the ck counter ended at \(state.counter), not 0")
     }
 }

@@ -96,7 +96,8 @@ extension Workload {
         let taken = counts.reduce(0) { $0 + $1.taken }
         let overdrawn = counts.reduce(0) { $0 + $1.overdrawn }
         context.check(overdrawn == 0, "\(overdrawn) units were taken before they had been signalled")
-        context.check(signals == taken + semaphore.value,
-                      "\(signals) signals, \(taken) taken, \(semaphore.value) free: units lost or made")
+        context.check(
+            signals == taken + semaphore.value,
+            "\(signals) signals, \(taken) taken, \(semaphore.value) free: units lost or made")
     }
 }

@@ -35,7 +35,8 @@ extension Workload {
     /// `synchronized-nesting`; see the file comment.
     static let synchronizedNesting = Workload(
         name: "synchronized-nesting",
-        summary: "synchronized: ordered nested subsets of 16 objects, re-entry, throws, 12-deep nests, fresh objects; exact counts, bounded records"
+        summary:
+            "synchronized: ordered nested subsets of 16 objects, re-entry, throws, 12-deep nests, fresh objects; exact counts, bounded records"
     ) { context in
         let pool = (0..<16).map { _ in SynchronizedStressObject() }
         let before = SynchronizedCensus.take()
@@ -59,7 +60,8 @@ extension Workload {
                     for j in reenter {
                         synchronized(pool[j]) {
                             if pool[j].holder != me {
-                                problem = "thread \(me - 1) re-entered object \(j), whose holder slot says \(pool[j].holder - 1)"
+                                problem =
+                                    "thread \(me - 1) re-entered object \(j), whose holder slot says \(pool[j].holder - 1)"
                             }
                             pool[j].count += 1
                             tally[j] += 1
@@ -72,12 +74,14 @@ extension Workload {
                 let object = pool[index]
                 try synchronized(object) {
                     if object.holder != 0 {
-                        problem = "thread \(me - 1) entered object \(index) while thread \(object.holder - 1) was inside"
+                        problem =
+                            "thread \(me - 1) entered object \(index) while thread \(object.holder - 1) was inside"
                     }
                     object.holder = me
                     defer {
                         if object.holder != me {
-                            problem = "thread \(object.holder - 1) entered object \(index) while thread \(me - 1) was inside"
+                            problem =
+                                "thread \(object.holder - 1) entered object \(index) while thread \(me - 1) was inside"
                         }
                         object.holder = 0
                     }
@@ -132,8 +136,9 @@ extension Workload {
         }
         for (j, object) in pool.enumerated() {
             let expected = perThread.reduce(0) { $0 + $1.tally[j] }
-            context.check(object.count == expected,
-                          "object \(j) counted \(object.count) under its lock, the threads made \(expected)")
+            context.check(
+                object.count == expected,
+                "object \(j) counted \(object.count) under its lock, the threads made \(expected)")
             context.check(object.holder == 0, "object \(j) still names thread \(object.holder - 1) as inside")
         }
         let after = SynchronizedCensus.take()
@@ -142,12 +147,15 @@ extension Workload {
         // spare; at most 13 objects are held at once per thread.
         let bound = 2 * SynchronizedCensus.bucketCount + pool.count + 13 * context.threadCount
         context.check(after.inUse == 0, "\(after.inUse) records still in use after every thread returned")
-        context.check(after.linked <= bound,
-                      "\(after.linked) records linked after \(freshObjects) fresh objects (bound \(bound))")
-        context.check(after.linked == after.allocated - after.freed,
-                      "\(after.linked) records linked, \(after.allocated) allocated, \(after.freed) freed")
+        context.check(
+            after.linked <= bound,
+            "\(after.linked) records linked after \(freshObjects) fresh objects (bound \(bound))")
+        context.check(
+            after.linked == after.allocated - after.freed,
+            "\(after.linked) records linked, \(after.allocated) allocated, \(after.freed) freed")
         context.note("fresh objects", freshObjects)
         context.note("records linked at the end", after.linked)
-        context.note("records allocated / freed", "\(after.allocated - before.allocated) / \(after.freed - before.freed)")
+        context.note(
+            "records allocated / freed", "\(after.allocated - before.allocated) / \(after.freed - before.freed)")
     }
 }

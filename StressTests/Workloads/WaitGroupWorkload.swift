@@ -26,7 +26,7 @@ extension Workload {
         let group = WaitGroup()
         let buffer = SharedBuffer<Int>(count: tasks, repeating: -1)
         nonisolated(unsafe) let slots = buffer.base
-        let round = AtomicInt(-1)      // the round the tasks should run; published with release
+        let round = AtomicInt(-1)  // the round the tasks should run; published with release
         let stop = AtomicBool(false)
         let notified = AtomicInt(0)
         let notifyEarly = AtomicInt(0)
@@ -83,11 +83,15 @@ extension Workload {
         }
         withExtendedLifetime(buffer) {}
         let coordinator = results[0]
-        context.check(coordinator.early == 0, "\(coordinator.early) waits returned before every task of their round had left")
-        context.check(coordinator.timedEarly == 0, "\(coordinator.timedEarly) timed waits reported a timeout before their deadline")
+        context.check(
+            coordinator.early == 0, "\(coordinator.early) waits returned before every task of their round had left")
+        context.check(
+            coordinator.timedEarly == 0,
+            "\(coordinator.timedEarly) timed waits reported a timeout before their deadline")
         context.check(notifyEarly.load() == 0, "\(notifyEarly.load()) notify bodies ran before every task had left")
-        context.check(notified.load() == coordinator.registered,
-                      "\(notified.load()) notify bodies ran for \(coordinator.registered) registered: each must run exactly once")
+        context.check(
+            notified.load() == coordinator.registered,
+            "\(notified.load()) notify bodies ran for \(coordinator.registered) registered: each must run exactly once")
         context.check(coordinator.rounds > 0, "no round completed")
     }
 }

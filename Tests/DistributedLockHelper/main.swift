@@ -70,7 +70,9 @@ while let option = arguments.first, option.hasPrefix("--") {
         umask(mask)
     case "--uid":
         let id = UInt32(integer(arguments[1]))
-        if setgroups(0, nil) != 0 || setgid(id) != 0 || setuid(id) != 0 { fail("cannot become uid \(id): errno \(errno)", 1) }
+        if setgroups(0, nil) != 0 || setgid(id) != 0 || setuid(id) != 0 {
+            fail("cannot become uid \(id): errno \(errno)", 1)
+        }
     default:
         fail("unknown option \(option)", 2)
     }
@@ -84,7 +86,9 @@ do {
     case ("steps", 4):
         let lock = try DistributedLock(path: rest[0])
         for round in 0..<integer(rest[2]) {
-            guard try lock.lock(before: .now + .seconds(60), pollInterval: .milliseconds(1)) else { fail("timed out", 4) }
+            guard try lock.lock(before: .now + .seconds(60), pollInterval: .milliseconds(1)) else {
+                fail("timed out", 4)
+            }
             writeSteps(rest[1], round: round, count: integer(rest[3]))
             try lock.unlock()
         }
@@ -106,7 +110,8 @@ do {
         // at once, so that its abandoned lock is stale (a zombie would still look alive).
         for _ in 0..<integer(rest[3]) {
             let me = "/proc/self/exe"
-            let argv: [UnsafeMutablePointer<CChar>?] = [me, "recover", rest[0], rest[1], rest[2], "abandon"].map { (text: String) in strdup(text) } + [nil]
+            let argv: [UnsafeMutablePointer<CChar>?] =
+                [me, "recover", rest[0], rest[1], rest[2], "abandon"].map { (text: String) in strdup(text) } + [nil]
             var child = pid_t()
             let rc = posix_spawn(&child, me, nil, nil, argv, environ)
             for pointer in argv { free(pointer) }

@@ -2,8 +2,9 @@
 // AdaptiveSpin.swift): the rules of its table, its bounds, and the spin itself.
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 @Suite("Adaptive spin window")
 struct AdaptiveSpinTests {

@@ -38,14 +38,16 @@ private final class PlainCounter: @unchecked Sendable {
 
 @Suite("Atomics under contention: exact totals")
 struct AtomicConcurrencyTests {
-    @Test("concurrent increments lose nothing; their results are 1...N once each",
-          arguments: AtomicIntegerKind.allCases)
+    @Test(
+        "concurrent increments lose nothing; their results are 1...N once each",
+        arguments: AtomicIntegerKind.allCases)
     func increments(kind: AtomicIntegerKind) {
         kind.run(ConcurrentIncrements())
     }
 
-    @Test("concurrent add and subtract balance out; decrements reach exactly zero",
-          arguments: AtomicIntegerKind.allCases)
+    @Test(
+        "concurrent add and subtract balance out; decrements reach exactly zero",
+        arguments: AtomicIntegerKind.allCases)
     func addSubtract(kind: AtomicIntegerKind) {
         kind.run(ConcurrentAddSubtract())
     }
@@ -271,9 +273,9 @@ private struct ConcurrentTestAndSet: AtomicIntegerCheck {
     }
 }
 
-private extension FixedWidthInteger {
+extension FixedWidthInteger {
     /// The bits rotated left by `count`.
-    func rotated(by count: Int) -> Self {
+    fileprivate func rotated(by count: Int) -> Self {
         let n = count % Self.bitWidth
         if n == 0 { return self }
         let unsigned = Magnitude(truncatingIfNeeded: self)

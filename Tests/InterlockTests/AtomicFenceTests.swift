@@ -53,8 +53,9 @@ struct AtomicFenceTests {
     /// `memoryBarrier()` and `atomicFence(.sequentiallyConsistent)` forbid it. A fence that
     /// compiled to nothing would let both read 0 within a few thousand rounds on x86-64 (the
     /// unfenced control below counts how often it happens here).
-    @Test("a full fence between a store and a load forbids store buffering (both threads reading 0)",
-          arguments: [FullFence.memoryBarrier, .seqCstFence])
+    @Test(
+        "a full fence between a store and a load forbids store buffering (both threads reading 0)",
+        arguments: [FullFence.memoryBarrier, .seqCstFence])
     func storeBuffering(fence: FullFence) {
         let rounds = TestScale.count(50_000, small: 5_000)
         let bothZero = storeBufferingRounds(rounds) {
@@ -88,7 +89,7 @@ struct AtomicFenceTests {
                 if index == 0 {
                     plain.value = round
                     data.store(round, ordering: .relaxed)  // published by the release below
-                    flag.store(true, ordering: .release)   // pairs with the reader's acquire load
+                    flag.store(true, ordering: .release)  // pairs with the reader's acquire load
                 } else {
                     spinUntil { flag.load(ordering: .acquire) }  // pairs with the writer's release
                     let payload = data.load(ordering: .relaxed)

@@ -25,20 +25,23 @@ struct AtomicIntegerTests {
         kind.run(Exchange(order: order))
     }
 
-    @Test("compareExchange returns (exchanged, original); compareAndSwap a Bool",
-          arguments: AtomicIntegerKind.allCases, allOrders)
+    @Test(
+        "compareExchange returns (exchanged, original); compareAndSwap a Bool",
+        arguments: AtomicIntegerKind.allCases, allOrders)
     func compareExchange(kind: AtomicIntegerKind, order: MemoryOrder) {
         kind.run(CompareExchange(order: order))
     }
 
-    @Test("add, subtract, increment, decrement return the NEW value",
-          arguments: AtomicIntegerKind.allCases, allOrders)
+    @Test(
+        "add, subtract, increment, decrement return the NEW value",
+        arguments: AtomicIntegerKind.allCases, allOrders)
     func arithmetic(kind: AtomicIntegerKind, order: MemoryOrder) {
         kind.run(Arithmetic(order: order))
     }
 
-    @Test("bitwiseOr, bitwiseAnd, bitwiseXor return the NEW value",
-          arguments: AtomicIntegerKind.allCases, allOrders)
+    @Test(
+        "bitwiseOr, bitwiseAnd, bitwiseXor return the NEW value",
+        arguments: AtomicIntegerKind.allCases, allOrders)
     func bitwise(kind: AtomicIntegerKind, order: MemoryOrder) {
         kind.run(Bitwise(order: order))
     }
@@ -48,8 +51,9 @@ struct AtomicIntegerTests {
         kind.run(WrapAround(order: order))
     }
 
-    @Test("testAndSet/testAndClear on every bit 0..<bitWidth return the old bit",
-          arguments: AtomicIntegerKind.allCases, allOrders)
+    @Test(
+        "testAndSet/testAndClear on every bit 0..<bitWidth return the old bit",
+        arguments: AtomicIntegerKind.allCases, allOrders)
     func testAndSetAndClear(kind: AtomicIntegerKind, order: MemoryOrder) {
         kind.run(TestAndSetAndClear(order: order))
     }

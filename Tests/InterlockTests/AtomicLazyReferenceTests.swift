@@ -62,7 +62,9 @@ struct AtomicLazyReferenceTests {
                 #expect(winners.load() == 1, "round \(round): \(winners.load()) callers stored their instance")
                 #expect(tags.count == 1 && tags.first != -1, "round \(round): callers got different instances: \(tags)")
                 #expect(reference.load()?.tag == tags.first)
-                #expect(deinits.load() == threads - 1, "round \(round): \(deinits.load()) instances released, expected the \(threads - 1) losers")
+                #expect(
+                    deinits.load() == threads - 1,
+                    "round \(round): \(deinits.load()) instances released, expected the \(threads - 1) losers")
             }
             #expect(deinits.load() == threads, "round \(round): the winner outlived the reference")
         }
@@ -88,7 +90,9 @@ struct AtomicLazyReferenceTests {
                     sched_yield()
                     instance = reference.load()
                 }
-                if instance!.tag == round && instance!.payload == [round, round &* 2, round &* 3] { correct.increment() }
+                if instance!.tag == round && instance!.payload == [round, round &* 2, round &* 3] {
+                    correct.increment()
+                }
             }
             #expect(finished, "callers still running after \(lockStallLimit): a lost wake-up?")
             guard finished else { return }

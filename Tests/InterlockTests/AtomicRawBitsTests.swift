@@ -27,8 +27,9 @@ private final class RawBuffer {
 
 @Suite("atomicTestAndSet / atomicTestAndClear: OSAtomic bit numbering on raw memory")
 struct AtomicRawBitsTests {
-    @Test("on a zeroed Int32: bit 0 makes 128, bit 7 makes 1, bit 15 makes 256",
-          arguments: [(0, Int32(128)), (7, 1), (15, 256), (8, 0x8000), (24, Int32.min), (31, 0x0100_0000)])
+    @Test(
+        "on a zeroed Int32: bit 0 makes 128, bit 7 makes 1, bit 15 makes 256",
+        arguments: [(0, Int32(128)), (7, 1), (15, 256), (8, 0x8000), (24, Int32.min), (31, 0x0100_0000)])
     func osAtomicNumbering(bit: Int, value: Int32) {
         let buffer = RawBuffer(bytes: 4)
         #expect(atomicTestAndSet(bit, buffer.base) == false)
@@ -76,8 +77,9 @@ struct AtomicRawBitsTests {
         #expect(buffer.bytes == [UInt8](repeating: 0, count: 16))
     }
 
-    @Test("every bit of a 16-byte buffer sets exactly byte n >> 3, mask 0x80 >> (n & 7)",
-          arguments: allOrders)
+    @Test(
+        "every bit of a 16-byte buffer sets exactly byte n >> 3, mask 0x80 >> (n & 7)",
+        arguments: allOrders)
     func everyBitSet(order: MemoryOrder) {
         let buffer = RawBuffer(bytes: 16)
         for bit in 0..<128 {

@@ -13,8 +13,9 @@ private func expectStandardError(
     guard let result else { return }  // the exit-status expectation has already failed
     let text = String(decoding: result.standardErrorContent, as: UTF8.self)
     for fragment in fragments {
-        #expect(text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
-                sourceLocation: sourceLocation)
+        #expect(
+            text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
+            sourceLocation: sourceLocation)
     }
 }
 
@@ -25,8 +26,9 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicInt32(1).load(ordering: .release)
         }
-        expectStandardError(result, contains: "AtomicInt32.load(ordering:)",
-                            ".release is not a valid ordering for a load")
+        expectStandardError(
+            result, contains: "AtomicInt32.load(ordering:)",
+            ".release is not a valid ordering for a load")
     }
 
     @Test("AtomicInt64 load with .acquireRelease traps")
@@ -34,8 +36,9 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicInt64(1).load(ordering: .acquireRelease)
         }
-        expectStandardError(result, contains: "AtomicInt64.load(ordering:)",
-                            ".acquireRelease is not a valid ordering for a load")
+        expectStandardError(
+            result, contains: "AtomicInt64.load(ordering:)",
+            ".acquireRelease is not a valid ordering for a load")
     }
 
     @Test("AtomicUInt32 store with .acquire traps")
@@ -43,8 +46,9 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             AtomicUInt32(1).store(2, ordering: .acquire)
         }
-        expectStandardError(result, contains: "AtomicUInt32.store(_:ordering:)",
-                            ".acquire is not a valid ordering for a store")
+        expectStandardError(
+            result, contains: "AtomicUInt32.store(_:ordering:)",
+            ".acquire is not a valid ordering for a store")
     }
 
     @Test("AtomicInt store with .acquireRelease traps")
@@ -52,8 +56,9 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             AtomicInt(1).store(2, ordering: .acquireRelease)
         }
-        expectStandardError(result, contains: "AtomicInt.store(_:ordering:)",
-                            ".acquireRelease is not a valid ordering for a store")
+        expectStandardError(
+            result, contains: "AtomicInt.store(_:ordering:)",
+            ".acquireRelease is not a valid ordering for a store")
     }
 
     @Test("AtomicInt32 testAndSet(bit: -1) traps")
@@ -61,8 +66,9 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicInt32().testAndSet(bit: -1)
         }
-        expectStandardError(result, contains: "AtomicInt32.testAndSet(bit:ordering:)",
-                            "bit index -1 is out of range 0..<32")
+        expectStandardError(
+            result, contains: "AtomicInt32.testAndSet(bit:ordering:)",
+            "bit index -1 is out of range 0..<32")
     }
 
     @Test("AtomicInt32 testAndSet(bit: 32) traps")
@@ -70,8 +76,9 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicInt32().testAndSet(bit: 32)
         }
-        expectStandardError(result, contains: "AtomicInt32.testAndSet(bit:ordering:)",
-                            "bit index 32 is out of range 0..<32")
+        expectStandardError(
+            result, contains: "AtomicInt32.testAndSet(bit:ordering:)",
+            "bit index 32 is out of range 0..<32")
     }
 
     @Test("AtomicUInt64 testAndClear(bit: 64) traps")
@@ -79,8 +86,9 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicUInt64(.max).testAndClear(bit: 64)
         }
-        expectStandardError(result, contains: "AtomicUInt64.testAndClear(bit:ordering:)",
-                            "bit index 64 is out of range 0..<64")
+        expectStandardError(
+            result, contains: "AtomicUInt64.testAndClear(bit:ordering:)",
+            "bit index 64 is out of range 0..<64")
     }
 
     @Test("AtomicBool load with .release traps")
@@ -88,8 +96,9 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicBool(true).load(ordering: .release)
         }
-        expectStandardError(result, contains: "AtomicBool.load(ordering:)",
-                            ".release is not a valid ordering for a load")
+        expectStandardError(
+            result, contains: "AtomicBool.load(ordering:)",
+            ".release is not a valid ordering for a load")
     }
 
     @Test("AtomicBool store with .acquire traps")
@@ -97,8 +106,9 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             AtomicBool().store(true, ordering: .acquire)
         }
-        expectStandardError(result, contains: "AtomicBool.store(_:ordering:)",
-                            ".acquire is not a valid ordering for a store")
+        expectStandardError(
+            result, contains: "AtomicBool.store(_:ordering:)",
+            ".acquire is not a valid ordering for a store")
     }
 
     @Test("atomicTestAndSet(-1, p) traps")

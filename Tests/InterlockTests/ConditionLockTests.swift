@@ -179,8 +179,10 @@ struct ConditionLockTests {
         for form in 0..<2 {
             let start = ContinuousClock.now
             let deadline = start + .milliseconds(30)
-            let result = form == 0 ? lock.lock(before: deadline)
-                                   : lock.lock(whenCondition: 0, before: deadline)
+            let result =
+                form == 0
+                ? lock.lock(before: deadline)
+                : lock.lock(whenCondition: 0, before: deadline)
             let end = ContinuousClock.now
             #expect(result == false)
             #expect(end >= deadline)

@@ -43,7 +43,8 @@ func expectConditionTrapMessage(
     guard let result else { return }  // the exit-status expectation has already failed
     let text = String(decoding: result.standardErrorContent, as: UTF8.self)
     for fragment in fragments {
-        #expect(text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
-                sourceLocation: sourceLocation)
+        #expect(
+            text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
+            sourceLocation: sourceLocation)
     }
 }

@@ -5,9 +5,10 @@
 // `entered`: since a waiter holds the lock from its increment until `wait` releases it, once
 // the test holds the lock and reads N, all N have released it inside `wait`.
 
-@testable import Interlock
 import CInterlock
 import Testing
+
+@testable import Interlock
 
 @Suite("Condition")
 struct ConditionTests {
@@ -135,8 +136,9 @@ struct ConditionTests {
             condition.signal()
             condition.unlock()
             // A lost signal leaves the ticket unclaimed and `returned` stuck.
-            #expect(progresses { condition.withLock { returned.value == round } },
-                    "signal \(round) woke nobody")
+            #expect(
+                progresses { condition.withLock { returned.value == round } },
+                "signal \(round) woke nobody")
         }
         for thread in threads { thread.join() }
         #expect(returned.value == waiters)
@@ -160,8 +162,9 @@ struct ConditionTests {
         }
         // The waiter is asleep once it counts itself in `sleepers` (after its spin window).
         // Relaxed: a test observation of a counter only its waiters write.
-        #expect(progresses { ilk_atomic_load_u32(condition._sleepers, ILK_ORDER_RELAXED) == 1 },
-                "the waiter never went to sleep")
+        #expect(
+            progresses { ilk_atomic_load_u32(condition._sleepers, ILK_ORDER_RELAXED) == 1 },
+            "the waiter never went to sleep")
         condition.lock()
         ready.value = true
         condition.signal()

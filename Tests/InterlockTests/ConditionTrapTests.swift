@@ -12,9 +12,10 @@ struct ConditionTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             Condition().wait()
         }
-        expectConditionTrapMessage(result, contains: "Condition (unnamed)",
-                                   "wait() called by a thread that does not hold the lock",
-                                   "it is not locked")
+        expectConditionTrapMessage(
+            result, contains: "Condition (unnamed)",
+            "wait() called by a thread that does not hold the lock",
+            "it is not locked")
     }
 
     @Test("Condition.wait(until:) without holding the lock traps, naming the condition")
@@ -24,8 +25,9 @@ struct ConditionTrapTests {
             condition.name = "jobs"
             _ = condition.wait(until: .now + .seconds(1))
         }
-        expectConditionTrapMessage(result, contains: "Condition \"jobs\"",
-                                   "wait(until:) called by a thread that does not hold the lock")
+        expectConditionTrapMessage(
+            result, contains: "Condition \"jobs\"",
+            "wait(until:) called by a thread that does not hold the lock")
     }
 
     @Test("Condition.wait() while another thread holds the lock traps")
@@ -37,9 +39,10 @@ struct ConditionTrapTests {
             locker.join()
             condition.wait()
         }
-        expectConditionTrapMessage(result, contains: "Condition \"shared\"",
-                                   "wait() called by a thread that does not hold the lock",
-                                   "another thread holds it")
+        expectConditionTrapMessage(
+            result, contains: "Condition \"shared\"",
+            "wait() called by a thread that does not hold the lock",
+            "another thread holds it")
     }
 
     @Test("Condition.unlock() of an unlocked condition traps")
@@ -49,9 +52,10 @@ struct ConditionTrapTests {
             condition.name = "queue"
             condition.unlock()
         }
-        expectConditionTrapMessage(result, contains: "Condition \"queue\"",
-                                   "unlock() called by a thread that does not hold the lock",
-                                   "it is not locked")
+        expectConditionTrapMessage(
+            result, contains: "Condition \"queue\"",
+            "unlock() called by a thread that does not hold the lock",
+            "it is not locked")
     }
 
     @Test("ConditionLock.unlock() of an unlocked lock traps")
@@ -59,8 +63,9 @@ struct ConditionTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             ConditionLock().unlock()
         }
-        expectConditionTrapMessage(result, contains: "ConditionLock (unnamed)",
-                                   "unlock() called while it is not locked")
+        expectConditionTrapMessage(
+            result, contains: "ConditionLock (unnamed)",
+            "unlock() called while it is not locked")
     }
 
     @Test("ConditionLock.unlock(withCondition:) of an unlocked lock traps, naming it")
@@ -70,7 +75,8 @@ struct ConditionTrapTests {
             lock.name = "stage"
             lock.unlock(withCondition: 2)
         }
-        expectConditionTrapMessage(result, contains: "ConditionLock \"stage\"",
-                                   "unlock(withCondition:) called while it is not locked")
+        expectConditionTrapMessage(
+            result, contains: "ConditionLock \"stage\"",
+            "unlock(withCondition:) called while it is not locked")
     }
 }

@@ -16,8 +16,10 @@ import Musl
 struct DistributedLockErrorTests {
     /// Runs `body`, which must throw a DistributedLockError with `code` whose description names
     /// `path` and contains every string of `mentions`.
-    func expectError(_ code: DistributedLockError.Code, path: String, mentions: [String] = [],
-                     sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+    func expectError(
+        _ code: DistributedLockError.Code, path: String, mentions: [String] = [],
+        sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+    ) {
         do {
             try body()
             Issue.record("expected a \(code) error, nothing was thrown", sourceLocation: sourceLocation)
@@ -26,7 +28,8 @@ struct DistributedLockErrorTests {
             #expect(error.path == path, sourceLocation: sourceLocation)
             #expect(error.description.contains("\"\(path)\""), "\(error)", sourceLocation: sourceLocation)
             for text in mentions {
-                #expect(error.description.contains(text), "\(error) should mention \(text)", sourceLocation: sourceLocation)
+                #expect(
+                    error.description.contains(text), "\(error) should mention \(text)", sourceLocation: sourceLocation)
             }
         } catch {
             Issue.record("unexpected error type: \(error)", sourceLocation: sourceLocation)
@@ -56,7 +59,9 @@ struct DistributedLockErrorTests {
         let directory = try DLTempDirectory()
         try DLTest.write(directory.file("plain"), "x")
         let path = directory.file("plain/l")
-        expectError(.parentNotDirectory, path: path, mentions: ["Not a directory"]) { _ = try DistributedLock(path: path) }
+        expectError(.parentNotDirectory, path: path, mentions: ["Not a directory"]) {
+            _ = try DistributedLock(path: path)
+        }
     }
 
     @Test func nameTooLong() throws {
@@ -98,10 +103,12 @@ struct DistributedLockErrorTests {
         let directory = try DLTempDirectory()
         for (mask, expected) in [("022", 0o644), ("027", 0o640), ("077", 0o600), ("0", 0o666)] as [(String, mode_t)] {
             let path = directory.file("l\(mask)")
-            #expect(try DLTest.run(["--umask", mask, "hold", path], environment: environment)
+            #expect(
+                try DLTest.run(["--umask", mask, "hold", path], environment: environment)
                     == DLTest.Ending(exitCode: 0, signal: nil))
             let entry = try #require(DLTest.lstatEntry(path))
-            #expect(entry.st_mode & 0o7777 == expected, "umask \(mask): mode \(String(entry.st_mode & 0o7777, radix: 8))")
+            #expect(
+                entry.st_mode & 0o7777 == expected, "umask \(mask): mode \(String(entry.st_mode & 0o7777, radix: 8))")
         }
         #expect(directory.leftovers.isEmpty)
     }
@@ -121,7 +128,9 @@ struct DistributedLockErrorTests {
         expectError(.notALock, path: path, mentions: ["symbolic link"]) { _ = try lock.tryLock() }
         expectError(.notALock, path: path, mentions: ["symbolic link"]) { try lock.breakLock() }
         expectError(.notALock, path: path, mentions: ["symbolic link"]) { _ = try lock.lockInfo() }
-        expectError(.notALock, path: path, mentions: ["symbolic link"]) { _ = try lock.breakLockIfStale(olderThan: .zero) }
+        expectError(.notALock, path: path, mentions: ["symbolic link"]) {
+            _ = try lock.breakLockIfStale(olderThan: .zero)
+        }
         #expect(DLTest.read(target) == "precious data")
         #expect(DLTest.lstatEntry(path).map { $0.st_mode & S_IFMT == S_IFLNK } == true)
         #expect(directory.entries == ["l", "precious"])
@@ -136,7 +145,8 @@ struct DistributedLockErrorTests {
         #expect(DLTest.lstatEntry(target) == nil)
         #expect(directory.entries == ["l"])
         // The same with the NFS recipe (named temporary file), in a child.
-        let output = try DLTest.probe("tryLock", lock.path, output: directory.path + "-out", environment: DLTest.namedTemporary)
+        let output = try DLTest.probe(
+            "tryLock", lock.path, output: directory.path + "-out", environment: DLTest.namedTemporary)
         unlink(directory.path + "-out")
         #expect(output.contains("symbolic link"), "\(output)")
         #expect(DLTest.lstatEntry(target) == nil)
@@ -167,7 +177,8 @@ struct DistributedLockErrorTests {
             "interlock-distributed-lock 1\npid=0\nhost=h\ntime=1.000000000\ntoken=0123456789abcdef0123456789abcdef\n",
             "interlock-distributed-lock 1\npid=5\nhost=h\ntime=1.5\ntoken=0123456789abcdef0123456789abcdef\n",
             "interlock-distributed-lock 1\npid=5\nhost=h\ntime=1.000000000\ntoken=0123456789ABCDEF0123456789abcdef\n",
-            "interlock-distributed-lock 1\npid=5\nhost=h\ntime=1.000000000\ntoken=0123456789abcdef0123456789abcdef",  // no final newline
+            // no final newline
+            "interlock-distributed-lock 1\npid=5\nhost=h\ntime=1.000000000\ntoken=0123456789abcdef0123456789abcdef",
             "interlock-distributed-lock 1\npid=5\nhost=h\ntime=1.000000000\ntoken=0123456789abcdef0123456789abcdef\nextra=1\n",
             String(repeating: "x", count: 5000),
         ]
@@ -198,9 +209,12 @@ struct DistributedLockErrorTests {
     }
 
     @Test func errorDescriptionFormat() {
-        let error = DistributedLockError(code: .permissionDenied, path: "/x/l", operation: "tryLock",
-                                         message: "open failed", osErrorNumber: EACCES)
-        #expect(error.description == "DistributedLock.tryLock at \"/x/l\": open failed: Permission denied (errno \(EACCES))")
+        let error = DistributedLockError(
+            code: .permissionDenied, path: "/x/l", operation: "tryLock",
+            message: "open failed", osErrorNumber: EACCES)
+        #expect(
+            error.description == "DistributedLock.tryLock at \"/x/l\": open failed: Permission denied (errno \(EACCES))"
+        )
         #expect(error.osReason == "Permission denied")
     }
 }

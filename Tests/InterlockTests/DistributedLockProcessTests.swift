@@ -29,7 +29,9 @@ struct DistributedLockProcessTests {
         let processes = TestScale.count(4, small: 3)
         let rounds = TestScale.count(8, small: 3)
         let steps = 6
-        let pids = try (0..<processes).map { _ in try DLTest.spawn(["steps", lock, log, "\(rounds)", "\(steps)"], environment: environment) }
+        let pids = try (0..<processes).map { _ in
+            try DLTest.spawn(["steps", lock, log, "\(rounds)", "\(steps)"], environment: environment)
+        }
         #expect(DLTest.waitAll(pids) == Array(repeating: Self.exited, count: processes))
         #expect(DLTest.checkExclusion(log, steps: steps) == processes * rounds)
         #expect(directory.entries == ["log"])
@@ -50,7 +52,9 @@ struct DistributedLockProcessTests {
         #expect(try !lock.tryLock())
         // Several survivors break it (one of them does) and each then takes its turn.
         let survivors = 3, steps = 5
-        let pids = try (0..<survivors).map { _ in try DLTest.spawn(["recover", path, log, "\(steps)", "unlock"], environment: environment) }
+        let pids = try (0..<survivors).map { _ in
+            try DLTest.spawn(["recover", path, log, "\(steps)", "unlock"], environment: environment)
+        }
         #expect(DLTest.waitAll(pids) == Array(repeating: Self.exited, count: survivors))
         #expect(DLTest.checkExclusion(log, steps: steps) == survivors)
         #expect(try lock.lockInfo() == nil)

@@ -8,8 +8,9 @@
 
 import CInterlock
 import Foundation
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 #if canImport(Glibc)
 import Glibc
@@ -29,8 +30,9 @@ struct DistributedLockRecipeTests {
         let type = try #require(Self.fileSystemType(directory.path))
         let local: Set<Int64> = [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994]
         let lock = try DistributedLock(path: directory.file("recipe.lock"))
-        #expect(lock.usesLocalFileSystemRecipe == local.contains(type),
-                "file system type 0x\(String(type, radix: 16)) at \(directory.path)")
+        #expect(
+            lock.usesLocalFileSystemRecipe == local.contains(type),
+            "file system type 0x\(String(type, radix: 16)) at \(directory.path)")
         #expect(try lock.tryLock())
         try lock.unlock()
         #expect(directory.leftovers.isEmpty)
@@ -62,7 +64,9 @@ struct DistributedLockRecipeTests {
         let mounted = try Self.run(bindfs, [source, mountPoint])
         guard mounted == 0 else {
             // No /dev/fuse, or FUSE refused in this container: say so, visibly.
-            try Test.cancel("bindfs could not mount a FUSE file system here (exit \(mounted)); /dev/fuse present: \(access("/dev/fuse", F_OK) == 0)")
+            try Test.cancel(
+                "bindfs could not mount a FUSE file system here (exit \(mounted)); /dev/fuse present: \(access("/dev/fuse", F_OK) == 0)"
+            )
         }
         defer { Self.unmount(mountPoint) }
         #expect(Self.fileSystemType(mountPoint) == 0x6573_5546, "not a FUSE mount")  // FUSE_SUPER_MAGIC
@@ -104,7 +108,9 @@ struct DistributedLockRecipeTests {
         // Checked after taking the lock: O_TMPFILE works on overlay, so only the statfs rule
         // keeps the fast recipe away (the object would otherwise still report it in use).
         #expect(!lock.usesLocalFileSystemRecipe, "overlay is not known to be local")
-        #expect(try DLTest.probe("tryLock", parts[3] + "/overlay.lock", output: directory.file("probe.out"), environment: []) == "held")
+        #expect(
+            try DLTest.probe(
+                "tryLock", parts[3] + "/overlay.lock", output: directory.file("probe.out"), environment: []) == "held")
         try lock.unlock()
         #expect(directory.leftovers.isEmpty)
     }

@@ -10,8 +10,9 @@
 // left the path empty there: a third process took the lock while H held it.
 
 import Foundation
-@_spi(Testing) @testable import Interlock
 import Testing
+
+@_spi(Testing) @testable import Interlock
 
 #if canImport(Glibc)
 import Glibc

@@ -60,12 +60,15 @@ enum DLTest {
     }
 
     /// A lock record in the documented format.
-    static func record(pid: Int32, host: String = hostName, secondsAgo: Int64 = 0,
-                       token: String = "0123456789abcdef0123456789abcdef") -> String {
+    static func record(
+        pid: Int32, host: String = hostName, secondsAgo: Int64 = 0,
+        token: String = "0123456789abcdef0123456789abcdef"
+    ) -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let nanos = String(format: "%09d", Int(now.tv_nsec))
-        return "interlock-distributed-lock 1\npid=\(pid)\nhost=\(host)\ntime=\(Int64(now.tv_sec) - secondsAgo).\(nanos)\ntoken=\(token)\n"
+        return
+            "interlock-distributed-lock 1\npid=\(pid)\nhost=\(host)\ntime=\(Int64(now.tv_sec) - secondsAgo).\(nanos)\ntoken=\(token)\n"
     }
 
     /// lstat of `path`, or nil.
@@ -78,7 +81,8 @@ enum DLTest {
     static let helperPath: String = {
         var buffer = [CChar](repeating: 0, count: 4096)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let me = length > 0
+        let me =
+            length > 0
             ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             : CommandLine.arguments[0]
         let directory = me[..<(me.lastIndex(of: "/") ?? me.startIndex)]
@@ -179,9 +183,11 @@ enum DLTest {
             let owner = lines[index].prefix(2)
             for step in 0..<steps {
                 guard index + step < lines.count,
-                      lines[index + step].prefix(2) == owner, lines[index + step].last == String(step) else {
-                    Issue.record("holders interleaved at line \(index + step + 1): \(lines[min(index + step, lines.count - 1)])",
-                                 sourceLocation: sourceLocation)
+                    lines[index + step].prefix(2) == owner, lines[index + step].last == String(step)
+                else {
+                    Issue.record(
+                        "holders interleaved at line \(index + step + 1): \(lines[min(index + step, lines.count - 1)])",
+                        sourceLocation: sourceLocation)
                     return blocks
                 }
             }

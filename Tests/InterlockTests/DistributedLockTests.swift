@@ -73,10 +73,16 @@ struct DistributedLockTests {
     @Test func lockInfoParsesTheDocumentedFormat() throws {
         let directory = try DLTempDirectory()
         let lock = try DistributedLock(path: directory.file("l"))
-        try DLTest.write(lock.path, "interlock-distributed-lock 1\npid=4242\nhost=far.example\ntime=1700000000.000000123\ntoken=00000000000000000000000000000abc\n")
+        try DLTest.write(
+            lock.path,
+            "interlock-distributed-lock 1\npid=4242\nhost=far.example\ntime=1700000000.000000123\ntoken=00000000000000000000000000000abc\n"
+        )
         let info = try #require(try lock.lockInfo())
-        #expect(info == DistributedLock.Info(acquiredAt: .seconds(1_700_000_000) + .nanoseconds(123),
-                                             processID: 4242, hostName: "far.example"))
+        #expect(
+            info
+                == DistributedLock.Info(
+                    acquiredAt: .seconds(1_700_000_000) + .nanoseconds(123),
+                    processID: 4242, hostName: "far.example"))
     }
 
     @Test func unlockWithoutHoldingThrowsNotHeld() throws {

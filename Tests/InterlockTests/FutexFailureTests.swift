@@ -9,8 +9,9 @@
 // bound, and the test fails because the child did not trap.
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 #if canImport(Glibc)
 import Glibc
@@ -28,9 +29,11 @@ struct FutexFailureTests {
         let thread = TestThread {
             let ops = [_Seccomp.futexWaitPrivate, _Seccomp.futexWakePrivate, _Seccomp.futexCmpRequeuePrivate]
             guard _Seccomp.failFutex(on: word, ops, with: EPERM) == 0 else { return }
-            results.value = [ilk_futex_wait(word, 0, -1), ilk_futex_wait(word, 0, 1_000),
-                             ilk_futex_wait_until(word, 0, ilk_clock_boottime_ns() + 1_000_000_000),
-                             ilk_futex_wake(word, 1), ilk_futex_requeue(word, 0, 1, word, 1)]
+            results.value = [
+                ilk_futex_wait(word, 0, -1), ilk_futex_wait(word, 0, 1_000),
+                ilk_futex_wait_until(word, 0, ilk_clock_boottime_ns() + 1_000_000_000),
+                ilk_futex_wake(word, 1), ilk_futex_requeue(word, 0, 1, word, 1),
+            ]
         }
         thread.join()
         #expect(results.value == [-EPERM, -EPERM, -EPERM, -EPERM, -EPERM])
@@ -66,7 +69,9 @@ struct FutexFailureTests {
             lock.lock()
             // A sleeper on the word (state 2), then an unlock from a thread whose wakes fail.
             let waiterDone = AtomicBool(false)
-            _ = TestThread { lock.lock(); lock.unlock(); waiterDone.store(true) }
+            _ = TestThread {
+                lock.lock(); lock.unlock(); waiterDone.store(true)
+            }
             _ = lockEventually(within: .seconds(60)) { ilk_atomic_load_u32(lock._word, ILK_ORDER_RELAXED) == 2 }
             let unlocker = TestThread {
                 guard _Seccomp.failFutex(on: lock._word, [_Seccomp.futexWakePrivate], with: EPERM) == 0 else { exit(3) }
@@ -126,7 +131,10 @@ private func expectFutexTrap(
 ) {
     guard let result else { return }  // the exit-status expectation has already failed
     let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-    #expect(text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)", sourceLocation: sourceLocation)
-    #expect(text.contains("Operation not permitted"), "stderr should carry strerror's text", sourceLocation: sourceLocation)
+    #expect(
+        text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
+        sourceLocation: sourceLocation)
+    #expect(
+        text.contains("Operation not permitted"), "stderr should carry strerror's text", sourceLocation: sourceLocation)
 }
 #endif

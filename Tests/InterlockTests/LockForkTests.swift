@@ -11,14 +11,15 @@
 // happens in its child, whose standard error is the exit test's, and the exit test's process
 // exits with 3 when that child died of a signal (the trap), with 10 + status otherwise.
 
+import CInterlock
+import Interlock
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import CInterlock
-import Interlock
-import Testing
 
 /// The exit status of the trap tests' processes when their child died of a signal.
 private let childTrapped: Int32 = 3
@@ -50,8 +51,10 @@ private func announcedHolder(in text: String) -> String? {
 struct LockForkTests {
     @Test("a RecursiveLock held at fork() stays held in the child, whose unlock traps")
     func recursiveLockHeldAtFork() async {
-        let result = await #expect(processExitsWith: .exitCode(childTrapped),
-                                   observing: [\.standardErrorContent]) {
+        let result = await #expect(
+            processExitsWith: .exitCode(childTrapped),
+            observing: [\.standardErrorContent]
+        ) {
             let lock = RecursiveLock()
             lock.name = "forked"
             announceHolder()
@@ -67,14 +70,17 @@ struct LockForkTests {
         guard let result else { return }
         let text = String(decoding: result.standardErrorContent, as: UTF8.self)
         let holder = announcedHolder(in: text) ?? "?"
-        expectLockTrapMessage(result, contains: "RecursiveLock \"forked\"", "unlock() called by thread",
-                              "which does not own the lock (thread \(holder) does)")
+        expectLockTrapMessage(
+            result, contains: "RecursiveLock \"forked\"", "unlock() called by thread",
+            "which does not own the lock (thread \(holder) does)")
     }
 
     @Test("a Condition held at fork() stays held in the child, whose unlock traps")
     func conditionHeldAtFork() async {
-        let result = await #expect(processExitsWith: .exitCode(childTrapped),
-                                   observing: [\.standardErrorContent]) {
+        let result = await #expect(
+            processExitsWith: .exitCode(childTrapped),
+            observing: [\.standardErrorContent]
+        ) {
             let condition = Condition()
             condition.name = "forked"
             condition.lock()
@@ -84,15 +90,18 @@ struct LockForkTests {
                 return 0
             }
         }
-        expectConditionTrapMessage(result, contains: "Condition \"forked\"",
-                                   "unlock() called by a thread that does not hold the lock",
-                                   "another thread holds it")
+        expectConditionTrapMessage(
+            result, contains: "Condition \"forked\"",
+            "unlock() called by a thread that does not hold the lock",
+            "another thread holds it")
     }
 
     @Test("a Condition held at fork(): the child's wait traps too")
     func conditionWaitHeldAtFork() async {
-        let result = await #expect(processExitsWith: .exitCode(childTrapped),
-                                   observing: [\.standardErrorContent]) {
+        let result = await #expect(
+            processExitsWith: .exitCode(childTrapped),
+            observing: [\.standardErrorContent]
+        ) {
             let condition = Condition()
             condition.lock()
             exitWithForkedChildOutcome {
@@ -100,9 +109,10 @@ struct LockForkTests {
                 return 0
             }
         }
-        expectConditionTrapMessage(result, contains: "Condition (unnamed)",
-                                   "wait(until:) called by a thread that does not hold the lock",
-                                   "another thread holds it")
+        expectConditionTrapMessage(
+            result, contains: "Condition (unnamed)",
+            "wait(until:) called by a thread that does not hold the lock",
+            "another thread holds it")
     }
 
     @Test("a Lock held at fork() may be unlocked by the child, and then works")

@@ -4,14 +4,15 @@
 // Without them, the child never frees a retired segment or recycles a node (the node pool
 // mallocs a node per push for good), and an RCU barrier waits forever.
 
+import CInterlock
+import Interlock
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import CInterlock
-import Interlock
-import Testing
 
 /// A 32-byte element: 1,024 of them make a 41 KB queue segment, so that segments that are
 /// never freed show in the resident set.
@@ -57,8 +58,10 @@ private func queueCycles(_ queue: LockFreeQueue<Quad>, _ cycles: Int) -> Bool {
 
 /// The child's work: a million cycles on each structure with a flat resident set, then an RCU
 /// barrier that frees every retired block. Leaves its figures in `figures`.
-private func keepUsingAfterFork(_ stack: LockFreeStack<Int>, _ queue: LockFreeQueue<Quad>,
-                                cycles: Int, slackKiB: Int, figures: SharedFigures) -> Int32 {
+private func keepUsingAfterFork(
+    _ stack: LockFreeStack<Int>, _ queue: LockFreeQueue<Quad>,
+    cycles: Int, slackKiB: Int, figures: SharedFigures
+) -> Int32 {
     figures[Figure.limit] = slackKiB
     // What the parent's threads left (a vanished thread's half-done operation loses at most
     // its own element: both structures are lock-free).
@@ -100,8 +103,9 @@ struct LockFreeForkTests {
             let rerun = rerunTestsInNewProcess(
                 filter: "LockFreeForkTests/childKeepsUsingBothStructures",
                 appending: "die_after_fork=0", to: "TSAN_OPTIONS", limit: .seconds(300))
-            #expect(rerun.end == .exited(0) && rerun.output.contains("Test run with 1 test"),
-                    "the test run with die_after_fork=0 \(rerun.end):\n\(rerun.output)")
+            #expect(
+                rerun.end == .exited(0) && rerun.output.contains("Test run with 1 test"),
+                "the test run with die_after_fork=0 \(rerun.end):\n\(rerun.output)")
             return
         }
         let stack = LockFreeStack<Int>()
@@ -142,13 +146,17 @@ struct LockFreeForkTests {
         let cycles = 1_000_000
         let slackKiB = (TestScale.isThreadSanitized ? 32 : 16) * 1024
         let figures = SharedFigures()
-        let end = runInForkedChild(limit: .seconds(90), afterFork: {
-            stop.store(true)
-            for worker in workers { worker.join() }
-        }) {
-            keepUsingAfterFork(stack, queue, cycles: cycles, slackKiB: slackKiB, figures: figures)
-        }
-        let report = "resident set over \(cycles) stack cycles \(figures[Figure.stackBefore]) -> "
+        let end = runInForkedChild(
+            limit: .seconds(90),
+            afterFork: {
+                stop.store(true)
+                for worker in workers { worker.join() }
+            },
+            {
+                keepUsingAfterFork(stack, queue, cycles: cycles, slackKiB: slackKiB, figures: figures)
+            })
+        let report =
+            "resident set over \(cycles) stack cycles \(figures[Figure.stackBefore]) -> "
             + "\(figures[Figure.stackAfter]) KiB, over \(cycles) queue cycles "
             + "\(figures[Figure.queueBefore]) -> \(figures[Figure.queueAfter]) KiB (limit +\(slackKiB) KiB); "
             + "batches in flight after the barrier: \(figures[Figure.inFlightAfterBarrier])"
@@ -185,11 +193,12 @@ struct LockFreeForkTests {
         let forkingBit: UInt32 = 0x8000_0000
         let hold = GateHold()
         let holder = TestThread {
-            ilk_rcu_gate_run({ context in
-                let hold = Unmanaged<GateHold>.fromOpaque(context!).takeUnretainedValue()
-                hold.inside.store(true)
-                spinUntil { hold.release.load() }
-            }, Unmanaged.passUnretained(hold).toOpaque())
+            ilk_rcu_gate_run(
+                { context in
+                    let hold = Unmanaged<GateHold>.fromOpaque(context!).takeUnretainedValue()
+                    hold.inside.store(true)
+                    spinUntil { hold.release.load() }
+                }, Unmanaged.passUnretained(hold).toOpaque())
         }
         spinUntil { hold.inside.load() }
 

@@ -5,8 +5,9 @@
 // with two-slot segments are in Linearizability/LockFreeLinearizabilityTests.swift.
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 /// Segments of one slot: every enqueue after the first links a segment.
 enum OneSlotSegments: _QueueGeometry {
@@ -124,8 +125,9 @@ struct LockFreeQueueGeometryTests {
         #expect(counter.live.load() == 0)
     }
 
-    @Test("4 producers + 4 consumers over tiny segments: each element once, each producer's in order",
-          arguments: [1, 2, 4])
+    @Test(
+        "4 producers + 4 consumers over tiny segments: each element once, each producer's in order",
+        arguments: [1, 2, 4])
     func manyThreads(slots: Int) {
         switch slots {
         case 1: checkManyThreads(OneSlotSegments.self)
@@ -172,7 +174,9 @@ struct LockFreeQueueGeometryTests {
         var seen = [Int](repeating: 0, count: total)
         for value in results.all.joined() where value >= 0 && value < total { seen[value] += 1 }
         let wrong = seen.indices.filter { seen[$0] != 1 }
-        #expect(wrong.isEmpty, "\(wrong.count) values not seen exactly once, first \(wrong.prefix(5).map { "\($0): \(seen[$0])x" })")
+        #expect(
+            wrong.isEmpty,
+            "\(wrong.count) values not seen exactly once, first \(wrong.prefix(5).map { "\($0): \(seen[$0])x" })")
         #expect(results.all.joined().count == total)
         #expect(queue.isEmpty)
         #expect(queue.remove() == nil)

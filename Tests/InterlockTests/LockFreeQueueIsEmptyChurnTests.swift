@@ -3,8 +3,9 @@
 // and answer by the index rule, which counts slots claimed by stalled enqueuers as elements.
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 /// Segments of 2^18 slots (4 MiB of `Int` slots): room for every stalled claim of the test, so
 /// that the dequeue index stays in the first segment.
@@ -33,11 +34,13 @@ struct LockFreeQueueIsEmptyChurnTests {
     /// could not return nil: only `true` is linearizable.
     @Test("while dequeuers poison the slots of stalled enqueuers, isEmpty answers true, never false")
     func isEmptyWhileDequeuersPoisonStalledClaims() {
-        let outcome = TestScale.isThreadSanitized
+        let outcome =
+            TestScale.isThreadSanitized
             ? poisonStalledClaims(SanitizedChurnSegments.self, window: 4_000)
             : poisonStalledClaims(ChurnSegments.self, window: 20_000)
-        #expect(outcome.falseAnswers == 0,
-                "isEmpty answered false \(outcome.falseAnswers) times of \(outcome.calls) with no element in the queue")
+        #expect(
+            outcome.falseAnswers == 0,
+            "isEmpty answered false \(outcome.falseAnswers) times of \(outcome.calls) with no element in the queue")
         #expect(outcome.elements == 0, "a dequeue returned an element nobody enqueued")
         #expect(outcome.finalRemoveWasNil, "a remove after the isEmpty calls found an element")
         #expect(outcome.calls > 0)
@@ -81,7 +84,8 @@ struct LockFreeQueueIsEmptyChurnTests {
                 var claimed: UInt64 = 0
                 while claimed < total {
                     // Seq_cst: as the queue's own loads and claims of the indices.
-                    let lead = ilk_atomic_load_u64(enqueueIndex.pointer, ILK_ORDER_SEQ_CST)
+                    let lead =
+                        ilk_atomic_load_u64(enqueueIndex.pointer, ILK_ORDER_SEQ_CST)
                         &- ilk_atomic_load_u64(dequeueIndex.pointer, ILK_ORDER_SEQ_CST)
                     guard lead < window else {
                         ilk_thread_yield()
@@ -100,8 +104,9 @@ struct LockFreeQueueIsEmptyChurnTests {
                 } while !churnIsOver()
             }
         }
-        return Outcome(calls: calls.load(), falseAnswers: falseAnswers.load(), elements: elements.load(),
-                       finalRemoveWasNil: queue.remove() == nil)
+        return Outcome(
+            calls: calls.load(), falseAnswers: falseAnswers.load(), elements: elements.load(),
+            finalRemoveWasNil: queue.remove() == nil)
     }
 }
 

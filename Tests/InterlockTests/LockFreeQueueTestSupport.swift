@@ -1,12 +1,13 @@
 // Helpers shared by the LockFreeStack and LockFreeQueue tests: elements that count their own
 // deinitializations, per-thread result slots, and the process's resident set size.
 
+import Interlock
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Interlock
 
 /// Counts live `TrackedElement`s of one test (each test has its own, so tests running in
 /// parallel do not disturb each other's counts).

@@ -4,8 +4,9 @@
 // shrink under ThreadSanitizer (TestScale).
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 @Suite("LockFreeQueue")
 struct LockFreeQueueTests {
@@ -33,7 +34,8 @@ struct LockFreeQueueTests {
         func check<Element>(_: Element.Type, sourceLocation: SourceLocation = #_sourceLocation) {
             typealias Segment = _QueueSegment<Element, _StandardQueueGeometry>
             let count = Segment.slotCount
-            #expect(count.nonzeroBitCount == 1, "slotCount \(count) is not a power of two", sourceLocation: sourceLocation)
+            #expect(
+                count.nonzeroBitCount == 1, "slotCount \(count) is not a power of two", sourceLocation: sourceLocation)
             var seen = [Bool](repeating: false, count: count)
             for index in 0..<count {
                 let slot = Segment._physical(index)
@@ -47,8 +49,9 @@ struct LockFreeQueueTests {
             // Consecutive indices sit at least 128 bytes apart: never in one line.
             for index in 0..<(count - 1) {
                 let distance = abs(Segment._physical(index + 1) - Segment._physical(index)) * Segment.slotStride
-                #expect(distance >= 128, "indices \(index) and \(index + 1) are \(distance) bytes apart",
-                        sourceLocation: sourceLocation)
+                #expect(
+                    distance >= 128, "indices \(index) and \(index + 1) are \(distance) bytes apart",
+                    sourceLocation: sourceLocation)
                 if distance < 128 { break }  // one report per type is enough
             }
         }

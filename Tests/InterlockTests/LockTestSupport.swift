@@ -65,10 +65,12 @@ func timedAttemptOnAnotherThread(
 /// Checks that a timed call returned `false`, not before its deadline and not absurdly late.
 func expectTimedOut(_ outcome: TimedAttempt, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(!outcome.acquired, "the timed lock should have timed out", sourceLocation: sourceLocation)
-    #expect(outcome.returned >= outcome.deadline,
-            "returned \(outcome.deadline - outcome.returned) before its deadline", sourceLocation: sourceLocation)
-    #expect(outcome.returned - outcome.deadline < lockLatenessLimit,
-            "returned \(outcome.returned - outcome.deadline) after its deadline", sourceLocation: sourceLocation)
+    #expect(
+        outcome.returned >= outcome.deadline,
+        "returned \(outcome.deadline - outcome.returned) before its deadline", sourceLocation: sourceLocation)
+    #expect(
+        outcome.returned - outcome.deadline < lockLatenessLimit,
+        "returned \(outcome.returned - outcome.deadline) after its deadline", sourceLocation: sourceLocation)
 }
 
 /// Checks that an exit test's child printed every one of `fragments` on standard error.
@@ -79,8 +81,9 @@ func expectLockTrapMessage(
     guard let result else { return }  // the exit-status expectation has already failed
     let text = String(decoding: result.standardErrorContent, as: UTF8.self)
     for fragment in fragments {
-        #expect(text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
-                sourceLocation: sourceLocation)
+        #expect(
+            text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
+            sourceLocation: sourceLocation)
     }
 }
 
@@ -91,8 +94,10 @@ struct LockTestError: Error, Equatable {}
 /// critical sections that add 1 to a plain counter ten times, check that it rose by exactly
 /// ten, bring it back and check it is back; then the number of sections is verified. A lock
 /// that lets two threads in at once makes a section see another's increments or lose some.
-func checkExclusion<L: Locking>(_ lock: L, threads: Int, rounds: Int,
-                                sourceLocation: SourceLocation = #_sourceLocation) {
+func checkExclusion<L: Locking>(
+    _ lock: L, threads: Int, rounds: Int,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     let counter = LockGuarded(0)
     let total = LockGuarded(0)
     let violations = LockGuarded(0)

@@ -2,8 +2,9 @@
 // the name, and the trap on unlocking a lock that is not locked.
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 #if canImport(Glibc)
 import Glibc
@@ -88,10 +89,11 @@ struct LockTests {
         }
         // The waiter is parked in its timed futex wait (word 2, thread asleep) before the
         // unlock, so only the unlock's wake can let it in before its deadline.
-        #expect(lockEventually {
-            ilk_atomic_load_u32(lock._word, ILK_ORDER_RELAXED) == 2 && tid.load() != 0
-                && threadState(Int32(bitPattern: tid.load())) == "S"
-        }, "the waiter never parked")
+        #expect(
+            lockEventually {
+                ilk_atomic_load_u32(lock._word, ILK_ORDER_RELAXED) == 2 && tid.load() != 0
+                    && threadState(Int32(bitPattern: tid.load())) == "S"
+            }, "the waiter never parked")
         lock.unlock()
         #expect(lockEventually { returned.load() })
         if returned.load() { waiter.join() }

@@ -6,8 +6,9 @@
 // for the caller's trap.
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 #if canImport(Glibc)
 import Glibc

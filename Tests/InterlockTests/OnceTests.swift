@@ -38,7 +38,9 @@ struct OnceTests {
             #expect(finished, "callers still running after \(lockStallLimit): a lost wake-up?")
             guard finished else { return }
             #expect(bodies.load() == 1, "round \(round): the body ran \(bodies.load()) times")
-            #expect(sawEffect.load() == threads, "round \(round): \(threads - sawEffect.load()) callers missed the body's effects")
+            #expect(
+                sawEffect.load() == threads,
+                "round \(round): \(threads - sawEffect.load()) callers missed the body's effects")
             #expect(once.isDone)
         }
     }
@@ -172,14 +174,18 @@ struct OnceTests {
         #expect(allAsleep.value, "callers overlapping the body did not all sleep in the kernel")
         #expect(runnerError.value == OnceTestError(attempt: 1), "the runner did not get its body's error")
         let returned = callers.value!.joinAll()
-        #expect(returned, "\(count - callers.value!.returnedCount) of \(count) callers asleep when the body threw never returned")
+        #expect(
+            returned,
+            "\(count - callers.value!.returnedCount) of \(count) callers asleep when the body threw never returned")
         guard returned else { return }
         #expect(attempts.load() == 2, "the body ran \(attempts.load()) times (once throwing, then once more expected)")
         #expect(sawEffect.load() == count)
         #expect(once.isDone)
     }
 
-    @Test("many threads racing on bodies that throw on their first attempts: exactly one completion, every error reaches its own runner")
+    @Test(
+        "many threads racing on bodies that throw on their first attempts: exactly one completion, every error reaches its own runner"
+    )
     func racingThrowingBodies() {
         let threads = 8
         let failures = 3

@@ -7,8 +7,9 @@
 // broken check fails the test instead of hanging it.
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 #if canImport(Glibc)
 import Glibc
@@ -117,7 +118,9 @@ private func _misuseChild(_ misuse: @escaping @Sendable () -> Void) -> Never {
 #if os(Linux) && (arch(x86_64) || arch(arm64))
 /// Runs `body` on a thread whose futex waits on `word` the kernel refuses with EPERM, and exits
 /// 0 when it returns or after a bound that only a hang reaches.
-private func _refusedFutexWaitChild(_ word: UnsafeMutablePointer<UInt32>, _ body: @escaping @Sendable () -> Void) -> Never {
+private func _refusedFutexWaitChild(_ word: UnsafeMutablePointer<UInt32>, _ body: @escaping @Sendable () -> Void)
+    -> Never
+{
     nonisolated(unsafe) let word = word
     _misuseChild {
         let operations = [_Seccomp.futexWaitPrivate, _Seccomp.futexWaitBitsetPrivate]
@@ -134,7 +137,8 @@ private func expectOnceTrapMessage(
     guard let result else { return }  // the exit-status expectation has already failed
     let text = String(decoding: result.standardErrorContent, as: UTF8.self)
     for fragment in fragments {
-        #expect(text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
-                sourceLocation: sourceLocation)
+        #expect(
+            text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
+            sourceLocation: sourceLocation)
     }
 }

@@ -11,8 +11,9 @@
 // lock's exclusion under contention is checked in ReadWriteLockTests.)
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 #if canImport(Glibc)
 import Glibc
@@ -38,11 +39,12 @@ struct ReadWriteLockDegradedTests {
         }
         // Asleep for good: registered, flagged starving (after 1 ms it stops bounding its wait
         // to raise the flag), and in the kernel.
-        #expect(lockEventually {
-            let sr = ilk_atomic_load_u64(lock._sr, ILK_ORDER_SEQ_CST)
-            return sr & _RW.sleeperCountMask == 1 && sr & _RW.starving != 0
-                && tid.load() != 0 && threadState(Int32(bitPattern: tid.load())) == "S"
-        }, "the reader never went to sleep")
+        #expect(
+            lockEventually {
+                let sr = ilk_atomic_load_u64(lock._sr, ILK_ORDER_SEQ_CST)
+                return sr & _RW.sleeperCountMask == 1 && sr & _RW.starving != 0
+                    && tid.load() != 0 && threadState(Int32(bitPattern: tid.load())) == "S"
+            }, "the reader never went to sleep")
         // Another thread's membarrier fails: the lock degrades.
         lock._degrade()
         #expect(lock._degraded)

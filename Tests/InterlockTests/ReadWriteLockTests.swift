@@ -8,8 +8,9 @@
 // deterministic by holding the unlocker at a system call (see `_HeldSystemCall`).
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 #if canImport(Glibc)
 import Glibc
@@ -131,7 +132,7 @@ struct ReadWriteLockTests {
         let stop = AtomicBool(false)
         let readers = (0..<3).map { _ in
             TestThread {
-                while !stop.load() { lock.withReadLock { } }
+                while !stop.load() { lock.withReadLock {} }
             }
         }
         var writesDone = 0
@@ -185,7 +186,8 @@ struct ReadWriteLockTests {
             (1, ILK_RWLOCK_LEFT), (2, ILK_RWLOCK_LEFT), (d - 1, ILK_RWLOCK_LEFT),
             (0, ILK_RWLOCK_LEFT_EMPTY),
             (d, ILK_RWLOCK_LEFT_DRAINED),
-            (d | 1, ILK_RWLOCK_LEFT_DRAINING), (d | 2, ILK_RWLOCK_LEFT_DRAINING), (UInt64.max, ILK_RWLOCK_LEFT_DRAINING),
+            (d | 1, ILK_RWLOCK_LEFT_DRAINING), (d | 2, ILK_RWLOCK_LEFT_DRAINING),
+            (UInt64.max, ILK_RWLOCK_LEFT_DRAINING),
         ]
         let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
         defer { word.deallocate() }
@@ -328,7 +330,9 @@ struct ReadWriteLockTests {
     /// Writer preference across a release: an unlock that sees a writer registered stores P
     /// instead of 0, so that readers arriving before the woken writer claims the lock wait
     /// behind it (with a plain 0 they would get in during the writer's wake-up).
-    @Test("an unlock with a writer asleep keeps new readers out until that writer has had the lock", arguments: [false, true])
+    @Test(
+        "an unlock with a writer asleep keeps new readers out until that writer has had the lock",
+        arguments: [false, true])
     func unlockWithSleepingWriterKeepsReadersOut(symmetricFences: Bool) {
         let lock = ReadWriteLock(symmetricFences: symmetricFences)
         lock.lockWrite()
@@ -356,7 +360,8 @@ struct ReadWriteLockTests {
     /// increment of RS, then a wake); without it the reader would sleep with nobody to wake it.
     /// The registered writer and the P an unlock stored for it are made by hand, standing for a
     /// writer between its wake-up and its claim.
-    @Test("the last registered writer to give up clears P and nudges the readers it kept out", arguments: [false, true])
+    @Test(
+        "the last registered writer to give up clears P and nudges the readers it kept out", arguments: [false, true])
     func writerLeavingNudgesReaders(symmetricFences: Bool) {
         let lock = ReadWriteLock(symmetricFences: symmetricFences)
         let rs = { ilk_atomic_load_u32(lock._rs, ILK_ORDER_RELAXED) }
@@ -444,7 +449,9 @@ struct ReadWriteLockTests {
         runConcurrently(threadCount: 3) { index in
             for round in 0..<TestScale.count(2_000, small: 200) {
                 if index == 0 || round % 8 == 0 {
-                    lock.withWriteLock { words.value[0] += 1; words.value[1] += 1 }
+                    lock.withWriteLock {
+                        words.value[0] += 1; words.value[1] += 1
+                    }
                 } else {
                     lock.withReadLock { #expect(words.value[0] == words.value[1]) }
                 }
@@ -563,7 +570,8 @@ struct ReadWriteLockTests {
             lock.lockRead()
             lock.unlockWrite()
         }
-        expectLockTrapMessage(result, contains: "ReadWriteLock: unlockWrite() called on a lock that is read-locked by 1 readers")
+        expectLockTrapMessage(
+            result, contains: "ReadWriteLock: unlockWrite() called on a lock that is read-locked by 1 readers")
     }
 
     /// Review finding: with a reader's optimistic increment in flight (W set, count 1), the
@@ -624,8 +632,12 @@ private func expectFreeForWriters(_ lock: ReadWriteLock, sourceLocation: SourceL
     // Relaxed: the threads that used the lock have been joined. No thread is left counted in A
     // (a leak would send every unlock down the careful path; an underflow would flip bit 31).
     let attention = ilk_atomic_load_u32(lock._attention, ILK_ORDER_RELAXED)
-    #expect(attention & ~_RW.attentionFences == 0, "A counts \(attention & ~_RW.attentionFences) sleepers on a free lock", sourceLocation: sourceLocation)
-    #expect((attention & _RW.attentionFences != 0) == lock._symmetric, "A's fence bit disagrees with the fence mode", sourceLocation: sourceLocation)
+    #expect(
+        attention & ~_RW.attentionFences == 0, "A counts \(attention & ~_RW.attentionFences) sleepers on a free lock",
+        sourceLocation: sourceLocation)
+    #expect(
+        (attention & _RW.attentionFences != 0) == lock._symmetric, "A's fence bit disagrees with the fence mode",
+        sourceLocation: sourceLocation)
 }
 
 #if os(Linux) && (arch(x86_64) || arch(arm64))

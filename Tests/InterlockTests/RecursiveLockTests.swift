@@ -117,7 +117,8 @@ struct RecursiveLockTests {
             lock.unlock()
             lock.unlock()
         }
-        expectLockTrapMessage(result, contains: "RecursiveLock \"tree\"", "unlock() called on a lock that is not locked")
+        expectLockTrapMessage(
+            result, contains: "RecursiveLock \"tree\"", "unlock() called on a lock that is not locked")
     }
 
     @Test("an unlock by a thread that does not own the lock traps")

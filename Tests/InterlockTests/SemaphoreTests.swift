@@ -7,8 +7,9 @@
 // file that imports Glibc (or Foundation, which re-exports it) names this one Interlock.Semaphore.
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 #if canImport(Glibc)
 import Glibc
@@ -58,10 +59,11 @@ struct SemaphoreTests {
         let orderLock = Lock()
         var threads: [TestThread] = []
         for index in 0..<3 {
-            threads.append(TestThread {
-                semaphore.wait()
-                orderLock.withLock { order.value.append(index) }
-            })
+            threads.append(
+                TestThread {
+                    semaphore.wait()
+                    orderLock.withLock { order.value.append(index) }
+                })
             // Queued in this order: each waiter is listed before the next one starts.
             #expect(lockEventually { semaphore._queuedSnapshot == index + 1 })
         }

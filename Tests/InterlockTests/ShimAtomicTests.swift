@@ -9,7 +9,9 @@ import Testing
 /// C11 orders as the shim takes them.
 let cLoadOrders: [Int32] = [ILK_ORDER_RELAXED, ILK_ORDER_ACQUIRE, ILK_ORDER_SEQ_CST]
 let cStoreOrders: [Int32] = [ILK_ORDER_RELAXED, ILK_ORDER_RELEASE, ILK_ORDER_SEQ_CST]
-let cAllOrders: [Int32] = [ILK_ORDER_RELAXED, ILK_ORDER_ACQUIRE, ILK_ORDER_RELEASE, ILK_ORDER_ACQ_REL, ILK_ORDER_SEQ_CST]
+let cAllOrders: [Int32] = [
+    ILK_ORDER_RELAXED, ILK_ORDER_ACQUIRE, ILK_ORDER_RELEASE, ILK_ORDER_ACQ_REL, ILK_ORDER_SEQ_CST,
+]
 /// (success, failure) pairs valid for compare-and-swap (C11 7.17.7.4).
 let cCASOrders: [(Int32, Int32)] = [
     (ILK_ORDER_RELAXED, ILK_ORDER_RELAXED), (ILK_ORDER_ACQUIRE, ILK_ORDER_ACQUIRE),
@@ -18,7 +20,7 @@ let cCASOrders: [(Int32, Int32)] = [
 ]
 
 /// One ilk_atomic_*_S family, as function values, so one generic check covers every suffix.
-fileprivate struct CAtomicFamily<T: FixedWidthInteger>: Sendable {
+private struct CAtomicFamily<T: FixedWidthInteger>: Sendable {
     typealias RMW = @Sendable (UnsafeMutablePointer<T>?, T, Int32) -> T
     let load: @Sendable (UnsafePointer<T>?, Int32) -> T
     let store: @Sendable (UnsafeMutablePointer<T>?, T, Int32) -> Void
@@ -40,93 +42,102 @@ enum CAtomicSuffix: String, CaseIterable, Sendable, CustomTestStringConvertible 
     func check() {
         switch self {
         case .i8:
-            checkFamily(CAtomicFamily<Int8>(
-                load: ilk_atomic_load_i8, store: ilk_atomic_store_i8, exchange: ilk_atomic_exchange_i8,
-                casStrong: ilk_atomic_cas_strong_i8, casWeak: ilk_atomic_cas_weak_i8,
-                casValue: ilk_atomic_cas_value_i8,
-                fetchAdd: ilk_atomic_fetch_add_i8, addFetch: ilk_atomic_add_fetch_i8,
-                fetchSub: ilk_atomic_fetch_sub_i8, subFetch: ilk_atomic_sub_fetch_i8,
-                fetchOr: ilk_atomic_fetch_or_i8, orFetch: ilk_atomic_or_fetch_i8,
-                fetchAnd: ilk_atomic_fetch_and_i8, andFetch: ilk_atomic_and_fetch_i8,
-                fetchXor: ilk_atomic_fetch_xor_i8, xorFetch: ilk_atomic_xor_fetch_i8))
+            checkFamily(
+                CAtomicFamily<Int8>(
+                    load: ilk_atomic_load_i8, store: ilk_atomic_store_i8, exchange: ilk_atomic_exchange_i8,
+                    casStrong: ilk_atomic_cas_strong_i8, casWeak: ilk_atomic_cas_weak_i8,
+                    casValue: ilk_atomic_cas_value_i8,
+                    fetchAdd: ilk_atomic_fetch_add_i8, addFetch: ilk_atomic_add_fetch_i8,
+                    fetchSub: ilk_atomic_fetch_sub_i8, subFetch: ilk_atomic_sub_fetch_i8,
+                    fetchOr: ilk_atomic_fetch_or_i8, orFetch: ilk_atomic_or_fetch_i8,
+                    fetchAnd: ilk_atomic_fetch_and_i8, andFetch: ilk_atomic_and_fetch_i8,
+                    fetchXor: ilk_atomic_fetch_xor_i8, xorFetch: ilk_atomic_xor_fetch_i8))
         case .u8:
-            checkFamily(CAtomicFamily<UInt8>(
-                load: ilk_atomic_load_u8, store: ilk_atomic_store_u8, exchange: ilk_atomic_exchange_u8,
-                casStrong: ilk_atomic_cas_strong_u8, casWeak: ilk_atomic_cas_weak_u8,
-                casValue: ilk_atomic_cas_value_u8,
-                fetchAdd: ilk_atomic_fetch_add_u8, addFetch: ilk_atomic_add_fetch_u8,
-                fetchSub: ilk_atomic_fetch_sub_u8, subFetch: ilk_atomic_sub_fetch_u8,
-                fetchOr: ilk_atomic_fetch_or_u8, orFetch: ilk_atomic_or_fetch_u8,
-                fetchAnd: ilk_atomic_fetch_and_u8, andFetch: ilk_atomic_and_fetch_u8,
-                fetchXor: ilk_atomic_fetch_xor_u8, xorFetch: ilk_atomic_xor_fetch_u8))
+            checkFamily(
+                CAtomicFamily<UInt8>(
+                    load: ilk_atomic_load_u8, store: ilk_atomic_store_u8, exchange: ilk_atomic_exchange_u8,
+                    casStrong: ilk_atomic_cas_strong_u8, casWeak: ilk_atomic_cas_weak_u8,
+                    casValue: ilk_atomic_cas_value_u8,
+                    fetchAdd: ilk_atomic_fetch_add_u8, addFetch: ilk_atomic_add_fetch_u8,
+                    fetchSub: ilk_atomic_fetch_sub_u8, subFetch: ilk_atomic_sub_fetch_u8,
+                    fetchOr: ilk_atomic_fetch_or_u8, orFetch: ilk_atomic_or_fetch_u8,
+                    fetchAnd: ilk_atomic_fetch_and_u8, andFetch: ilk_atomic_and_fetch_u8,
+                    fetchXor: ilk_atomic_fetch_xor_u8, xorFetch: ilk_atomic_xor_fetch_u8))
         case .i32:
-            checkFamily(CAtomicFamily<Int32>(
-                load: ilk_atomic_load_i32, store: ilk_atomic_store_i32, exchange: ilk_atomic_exchange_i32,
-                casStrong: ilk_atomic_cas_strong_i32, casWeak: ilk_atomic_cas_weak_i32,
-                casValue: ilk_atomic_cas_value_i32,
-                fetchAdd: ilk_atomic_fetch_add_i32, addFetch: ilk_atomic_add_fetch_i32,
-                fetchSub: ilk_atomic_fetch_sub_i32, subFetch: ilk_atomic_sub_fetch_i32,
-                fetchOr: ilk_atomic_fetch_or_i32, orFetch: ilk_atomic_or_fetch_i32,
-                fetchAnd: ilk_atomic_fetch_and_i32, andFetch: ilk_atomic_and_fetch_i32,
-                fetchXor: ilk_atomic_fetch_xor_i32, xorFetch: ilk_atomic_xor_fetch_i32))
+            checkFamily(
+                CAtomicFamily<Int32>(
+                    load: ilk_atomic_load_i32, store: ilk_atomic_store_i32, exchange: ilk_atomic_exchange_i32,
+                    casStrong: ilk_atomic_cas_strong_i32, casWeak: ilk_atomic_cas_weak_i32,
+                    casValue: ilk_atomic_cas_value_i32,
+                    fetchAdd: ilk_atomic_fetch_add_i32, addFetch: ilk_atomic_add_fetch_i32,
+                    fetchSub: ilk_atomic_fetch_sub_i32, subFetch: ilk_atomic_sub_fetch_i32,
+                    fetchOr: ilk_atomic_fetch_or_i32, orFetch: ilk_atomic_or_fetch_i32,
+                    fetchAnd: ilk_atomic_fetch_and_i32, andFetch: ilk_atomic_and_fetch_i32,
+                    fetchXor: ilk_atomic_fetch_xor_i32, xorFetch: ilk_atomic_xor_fetch_i32))
         case .u32:
-            checkFamily(CAtomicFamily<UInt32>(
-                load: ilk_atomic_load_u32, store: ilk_atomic_store_u32, exchange: ilk_atomic_exchange_u32,
-                casStrong: ilk_atomic_cas_strong_u32, casWeak: ilk_atomic_cas_weak_u32,
-                casValue: ilk_atomic_cas_value_u32,
-                fetchAdd: ilk_atomic_fetch_add_u32, addFetch: ilk_atomic_add_fetch_u32,
-                fetchSub: ilk_atomic_fetch_sub_u32, subFetch: ilk_atomic_sub_fetch_u32,
-                fetchOr: ilk_atomic_fetch_or_u32, orFetch: ilk_atomic_or_fetch_u32,
-                fetchAnd: ilk_atomic_fetch_and_u32, andFetch: ilk_atomic_and_fetch_u32,
-                fetchXor: ilk_atomic_fetch_xor_u32, xorFetch: ilk_atomic_xor_fetch_u32))
+            checkFamily(
+                CAtomicFamily<UInt32>(
+                    load: ilk_atomic_load_u32, store: ilk_atomic_store_u32, exchange: ilk_atomic_exchange_u32,
+                    casStrong: ilk_atomic_cas_strong_u32, casWeak: ilk_atomic_cas_weak_u32,
+                    casValue: ilk_atomic_cas_value_u32,
+                    fetchAdd: ilk_atomic_fetch_add_u32, addFetch: ilk_atomic_add_fetch_u32,
+                    fetchSub: ilk_atomic_fetch_sub_u32, subFetch: ilk_atomic_sub_fetch_u32,
+                    fetchOr: ilk_atomic_fetch_or_u32, orFetch: ilk_atomic_or_fetch_u32,
+                    fetchAnd: ilk_atomic_fetch_and_u32, andFetch: ilk_atomic_and_fetch_u32,
+                    fetchXor: ilk_atomic_fetch_xor_u32, xorFetch: ilk_atomic_xor_fetch_u32))
         case .i64:
-            checkFamily(CAtomicFamily<Int64>(
-                load: ilk_atomic_load_i64, store: ilk_atomic_store_i64, exchange: ilk_atomic_exchange_i64,
-                casStrong: ilk_atomic_cas_strong_i64, casWeak: ilk_atomic_cas_weak_i64,
-                casValue: ilk_atomic_cas_value_i64,
-                fetchAdd: ilk_atomic_fetch_add_i64, addFetch: ilk_atomic_add_fetch_i64,
-                fetchSub: ilk_atomic_fetch_sub_i64, subFetch: ilk_atomic_sub_fetch_i64,
-                fetchOr: ilk_atomic_fetch_or_i64, orFetch: ilk_atomic_or_fetch_i64,
-                fetchAnd: ilk_atomic_fetch_and_i64, andFetch: ilk_atomic_and_fetch_i64,
-                fetchXor: ilk_atomic_fetch_xor_i64, xorFetch: ilk_atomic_xor_fetch_i64))
+            checkFamily(
+                CAtomicFamily<Int64>(
+                    load: ilk_atomic_load_i64, store: ilk_atomic_store_i64, exchange: ilk_atomic_exchange_i64,
+                    casStrong: ilk_atomic_cas_strong_i64, casWeak: ilk_atomic_cas_weak_i64,
+                    casValue: ilk_atomic_cas_value_i64,
+                    fetchAdd: ilk_atomic_fetch_add_i64, addFetch: ilk_atomic_add_fetch_i64,
+                    fetchSub: ilk_atomic_fetch_sub_i64, subFetch: ilk_atomic_sub_fetch_i64,
+                    fetchOr: ilk_atomic_fetch_or_i64, orFetch: ilk_atomic_or_fetch_i64,
+                    fetchAnd: ilk_atomic_fetch_and_i64, andFetch: ilk_atomic_and_fetch_i64,
+                    fetchXor: ilk_atomic_fetch_xor_i64, xorFetch: ilk_atomic_xor_fetch_i64))
         case .u64:
-            checkFamily(CAtomicFamily<UInt64>(
-                load: ilk_atomic_load_u64, store: ilk_atomic_store_u64, exchange: ilk_atomic_exchange_u64,
-                casStrong: ilk_atomic_cas_strong_u64, casWeak: ilk_atomic_cas_weak_u64,
-                casValue: ilk_atomic_cas_value_u64,
-                fetchAdd: ilk_atomic_fetch_add_u64, addFetch: ilk_atomic_add_fetch_u64,
-                fetchSub: ilk_atomic_fetch_sub_u64, subFetch: ilk_atomic_sub_fetch_u64,
-                fetchOr: ilk_atomic_fetch_or_u64, orFetch: ilk_atomic_or_fetch_u64,
-                fetchAnd: ilk_atomic_fetch_and_u64, andFetch: ilk_atomic_and_fetch_u64,
-                fetchXor: ilk_atomic_fetch_xor_u64, xorFetch: ilk_atomic_xor_fetch_u64))
+            checkFamily(
+                CAtomicFamily<UInt64>(
+                    load: ilk_atomic_load_u64, store: ilk_atomic_store_u64, exchange: ilk_atomic_exchange_u64,
+                    casStrong: ilk_atomic_cas_strong_u64, casWeak: ilk_atomic_cas_weak_u64,
+                    casValue: ilk_atomic_cas_value_u64,
+                    fetchAdd: ilk_atomic_fetch_add_u64, addFetch: ilk_atomic_add_fetch_u64,
+                    fetchSub: ilk_atomic_fetch_sub_u64, subFetch: ilk_atomic_sub_fetch_u64,
+                    fetchOr: ilk_atomic_fetch_or_u64, orFetch: ilk_atomic_or_fetch_u64,
+                    fetchAnd: ilk_atomic_fetch_and_u64, andFetch: ilk_atomic_and_fetch_u64,
+                    fetchXor: ilk_atomic_fetch_xor_u64, xorFetch: ilk_atomic_xor_fetch_u64))
         case .iptr:
-            checkFamily(CAtomicFamily<Int>(
-                load: ilk_atomic_load_iptr, store: ilk_atomic_store_iptr, exchange: ilk_atomic_exchange_iptr,
-                casStrong: ilk_atomic_cas_strong_iptr, casWeak: ilk_atomic_cas_weak_iptr,
-                casValue: ilk_atomic_cas_value_iptr,
-                fetchAdd: ilk_atomic_fetch_add_iptr, addFetch: ilk_atomic_add_fetch_iptr,
-                fetchSub: ilk_atomic_fetch_sub_iptr, subFetch: ilk_atomic_sub_fetch_iptr,
-                fetchOr: ilk_atomic_fetch_or_iptr, orFetch: ilk_atomic_or_fetch_iptr,
-                fetchAnd: ilk_atomic_fetch_and_iptr, andFetch: ilk_atomic_and_fetch_iptr,
-                fetchXor: ilk_atomic_fetch_xor_iptr, xorFetch: ilk_atomic_xor_fetch_iptr))
+            checkFamily(
+                CAtomicFamily<Int>(
+                    load: ilk_atomic_load_iptr, store: ilk_atomic_store_iptr, exchange: ilk_atomic_exchange_iptr,
+                    casStrong: ilk_atomic_cas_strong_iptr, casWeak: ilk_atomic_cas_weak_iptr,
+                    casValue: ilk_atomic_cas_value_iptr,
+                    fetchAdd: ilk_atomic_fetch_add_iptr, addFetch: ilk_atomic_add_fetch_iptr,
+                    fetchSub: ilk_atomic_fetch_sub_iptr, subFetch: ilk_atomic_sub_fetch_iptr,
+                    fetchOr: ilk_atomic_fetch_or_iptr, orFetch: ilk_atomic_or_fetch_iptr,
+                    fetchAnd: ilk_atomic_fetch_and_iptr, andFetch: ilk_atomic_and_fetch_iptr,
+                    fetchXor: ilk_atomic_fetch_xor_iptr, xorFetch: ilk_atomic_xor_fetch_iptr))
         case .uptr:
-            checkFamily(CAtomicFamily<UInt>(
-                load: ilk_atomic_load_uptr, store: ilk_atomic_store_uptr, exchange: ilk_atomic_exchange_uptr,
-                casStrong: ilk_atomic_cas_strong_uptr, casWeak: ilk_atomic_cas_weak_uptr,
-                casValue: ilk_atomic_cas_value_uptr,
-                fetchAdd: ilk_atomic_fetch_add_uptr, addFetch: ilk_atomic_add_fetch_uptr,
-                fetchSub: ilk_atomic_fetch_sub_uptr, subFetch: ilk_atomic_sub_fetch_uptr,
-                fetchOr: ilk_atomic_fetch_or_uptr, orFetch: ilk_atomic_or_fetch_uptr,
-                fetchAnd: ilk_atomic_fetch_and_uptr, andFetch: ilk_atomic_and_fetch_uptr,
-                fetchXor: ilk_atomic_fetch_xor_uptr, xorFetch: ilk_atomic_xor_fetch_uptr))
+            checkFamily(
+                CAtomicFamily<UInt>(
+                    load: ilk_atomic_load_uptr, store: ilk_atomic_store_uptr, exchange: ilk_atomic_exchange_uptr,
+                    casStrong: ilk_atomic_cas_strong_uptr, casWeak: ilk_atomic_cas_weak_uptr,
+                    casValue: ilk_atomic_cas_value_uptr,
+                    fetchAdd: ilk_atomic_fetch_add_uptr, addFetch: ilk_atomic_add_fetch_uptr,
+                    fetchSub: ilk_atomic_fetch_sub_uptr, subFetch: ilk_atomic_sub_fetch_uptr,
+                    fetchOr: ilk_atomic_fetch_or_uptr, orFetch: ilk_atomic_or_fetch_uptr,
+                    fetchAnd: ilk_atomic_fetch_and_uptr, andFetch: ilk_atomic_and_fetch_uptr,
+                    fetchXor: ilk_atomic_fetch_xor_uptr, xorFetch: ilk_atomic_xor_fetch_uptr))
         }
     }
 }
 
 @Suite("C shim: ilk_atomic_* families")
 struct ShimAtomicTests {
-    @Test("load, store, exchange, CAS (strong, weak, value), fetch_OP and OP_fetch",
-          arguments: CAtomicSuffix.allCases)
+    @Test(
+        "load, store, exchange, CAS (strong, weak, value), fetch_OP and OP_fetch",
+        arguments: CAtomicSuffix.allCases)
     func integerFamily(suffix: CAtomicSuffix) {
         suffix.check()
     }

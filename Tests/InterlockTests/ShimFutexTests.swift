@@ -160,8 +160,9 @@ struct ShimFutexTests {
             waiterResult.set(ilk_futex_wait(first.word, 0, -1))
             returned.set()
         }
-        #expect(ilk_futex_requeue(first.word, 1, 0, second.word, 1) == -EAGAIN,
-                "a requeue whose expected value is stale does nothing and says so")
+        #expect(
+            ilk_futex_requeue(first.word, 1, 0, second.word, 1) == -EAGAIN,
+            "a requeue whose expected value is stale does nothing and says so")
         // Wake none, requeue one: returns 1 once the waiter was asleep on `first` and moved.
         var moved: Int32 = 0
         while moved == 0 && !returned.isSet {

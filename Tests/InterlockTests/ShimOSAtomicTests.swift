@@ -7,7 +7,7 @@ import CInterlock
 import Testing
 
 /// One ilk_osatomic family (a width, barrier or not) as function values.
-fileprivate struct OSAtomicFamily<T: FixedWidthInteger & SignedInteger>: Sendable {
+private struct OSAtomicFamily<T: FixedWidthInteger & SignedInteger>: Sendable {
     typealias Op = @Sendable (T, UnsafeMutablePointer<T>?) -> T
     let add: Op
     let increment: @Sendable (UnsafeMutablePointer<T>?) -> T
@@ -31,35 +31,39 @@ enum OSAtomicVariant: String, CaseIterable, Sendable, CustomTestStringConvertibl
     func check() {
         switch self {
         case .w32:
-            checkOSAtomic(OSAtomicFamily<Int32>(
-                add: ilk_osatomic_add32, increment: ilk_osatomic_increment32,
-                decrement: ilk_osatomic_decrement32,
-                or: ilk_osatomic_or32, and: ilk_osatomic_and32, xor: ilk_osatomic_xor32,
-                orOrig: ilk_osatomic_or32_orig, andOrig: ilk_osatomic_and32_orig,
-                xorOrig: ilk_osatomic_xor32_orig, cas: ilk_osatomic_cas32))
+            checkOSAtomic(
+                OSAtomicFamily<Int32>(
+                    add: ilk_osatomic_add32, increment: ilk_osatomic_increment32,
+                    decrement: ilk_osatomic_decrement32,
+                    or: ilk_osatomic_or32, and: ilk_osatomic_and32, xor: ilk_osatomic_xor32,
+                    orOrig: ilk_osatomic_or32_orig, andOrig: ilk_osatomic_and32_orig,
+                    xorOrig: ilk_osatomic_xor32_orig, cas: ilk_osatomic_cas32))
         case .w32Barrier:
-            checkOSAtomic(OSAtomicFamily<Int32>(
-                add: ilk_osatomic_add32_barrier, increment: ilk_osatomic_increment32_barrier,
-                decrement: ilk_osatomic_decrement32_barrier,
-                or: ilk_osatomic_or32_barrier, and: ilk_osatomic_and32_barrier,
-                xor: ilk_osatomic_xor32_barrier,
-                orOrig: ilk_osatomic_or32_orig_barrier, andOrig: ilk_osatomic_and32_orig_barrier,
-                xorOrig: ilk_osatomic_xor32_orig_barrier, cas: ilk_osatomic_cas32_barrier))
+            checkOSAtomic(
+                OSAtomicFamily<Int32>(
+                    add: ilk_osatomic_add32_barrier, increment: ilk_osatomic_increment32_barrier,
+                    decrement: ilk_osatomic_decrement32_barrier,
+                    or: ilk_osatomic_or32_barrier, and: ilk_osatomic_and32_barrier,
+                    xor: ilk_osatomic_xor32_barrier,
+                    orOrig: ilk_osatomic_or32_orig_barrier, andOrig: ilk_osatomic_and32_orig_barrier,
+                    xorOrig: ilk_osatomic_xor32_orig_barrier, cas: ilk_osatomic_cas32_barrier))
         case .w64:
-            checkOSAtomic(OSAtomicFamily<Int64>(
-                add: ilk_osatomic_add64, increment: ilk_osatomic_increment64,
-                decrement: ilk_osatomic_decrement64,
-                or: ilk_osatomic_or64, and: ilk_osatomic_and64, xor: ilk_osatomic_xor64,
-                orOrig: ilk_osatomic_or64_orig, andOrig: ilk_osatomic_and64_orig,
-                xorOrig: ilk_osatomic_xor64_orig, cas: ilk_osatomic_cas64))
+            checkOSAtomic(
+                OSAtomicFamily<Int64>(
+                    add: ilk_osatomic_add64, increment: ilk_osatomic_increment64,
+                    decrement: ilk_osatomic_decrement64,
+                    or: ilk_osatomic_or64, and: ilk_osatomic_and64, xor: ilk_osatomic_xor64,
+                    orOrig: ilk_osatomic_or64_orig, andOrig: ilk_osatomic_and64_orig,
+                    xorOrig: ilk_osatomic_xor64_orig, cas: ilk_osatomic_cas64))
         case .w64Barrier:
-            checkOSAtomic(OSAtomicFamily<Int64>(
-                add: ilk_osatomic_add64_barrier, increment: ilk_osatomic_increment64_barrier,
-                decrement: ilk_osatomic_decrement64_barrier,
-                or: ilk_osatomic_or64_barrier, and: ilk_osatomic_and64_barrier,
-                xor: ilk_osatomic_xor64_barrier,
-                orOrig: ilk_osatomic_or64_orig_barrier, andOrig: ilk_osatomic_and64_orig_barrier,
-                xorOrig: ilk_osatomic_xor64_orig_barrier, cas: ilk_osatomic_cas64_barrier))
+            checkOSAtomic(
+                OSAtomicFamily<Int64>(
+                    add: ilk_osatomic_add64_barrier, increment: ilk_osatomic_increment64_barrier,
+                    decrement: ilk_osatomic_decrement64_barrier,
+                    or: ilk_osatomic_or64_barrier, and: ilk_osatomic_and64_barrier,
+                    xor: ilk_osatomic_xor64_barrier,
+                    orOrig: ilk_osatomic_or64_orig_barrier, andOrig: ilk_osatomic_and64_orig_barrier,
+                    xorOrig: ilk_osatomic_xor64_orig_barrier, cas: ilk_osatomic_cas64_barrier))
         }
     }
 }
@@ -106,8 +110,9 @@ private func checkOSAtomic<T: FixedWidthInteger & SignedInteger>(_ f: OSAtomicFa
 
 @Suite("C shim: the OSAtomic table")
 struct ShimOSAtomicTests {
-    @Test("Add, Increment, Decrement, Or, And, Xor (new value), *Orig (original), CompareAndSwap",
-          arguments: OSAtomicVariant.allCases)
+    @Test(
+        "Add, Increment, Decrement, Or, And, Xor (new value), *Orig (original), CompareAndSwap",
+        arguments: OSAtomicVariant.allCases)
     func family(variant: OSAtomicVariant) {
         variant.check()
     }
@@ -158,7 +163,9 @@ struct ShimOSAtomicTests {
         var expected = [UInt8](repeating: 0, count: 16)
         expected[5] = 0x80
         #expect(bytes == expected)
-        let cleared = bytes.withUnsafeMutableBytes { ilk_atomic_test_and_clear_bit(40, $0.baseAddress, ILK_ORDER_RELAXED) }
+        let cleared = bytes.withUnsafeMutableBytes {
+            ilk_atomic_test_and_clear_bit(40, $0.baseAddress, ILK_ORDER_RELAXED)
+        }
         #expect(cleared == true)
         #expect(bytes == [UInt8](repeating: 0, count: 16))
     }

@@ -3,8 +3,9 @@
 // asleep in the kernel, inside the body, done) without sleeping for it.
 
 import CInterlock
-@_spi(Diagnostics) @testable import Interlock
 import Testing
+
+@_spi(Diagnostics) @testable import Interlock
 
 /// A class instance to lock; it has no state of its own.
 final class SyncToken: Sendable {}

@@ -8,8 +8,9 @@
 // suite's tests create.
 
 import CInterlock
-@_spi(Diagnostics) @testable import Interlock
 import Testing
+
+@_spi(Diagnostics) @testable import Interlock
 
 @Suite("synchronized", .serialized)
 struct SynchronizedTests {
@@ -226,8 +227,9 @@ struct SynchronizedTests {
         #expect(after.linked == after.allocated - after.freed, "records lost or double counted: \(after)")
         // Recycling: allocations are rare (only when more records of one bucket are in use at
         // once than it has), nothing like one per object.
-        #expect(after.allocated - before.allocated <= threads * perThread / 20,
-                "\(after.allocated - before.allocated) records allocated for \(threads * perThread) objects")
+        #expect(
+            after.allocated - before.allocated <= threads * perThread / 20,
+            "\(after.allocated - before.allocated) records allocated for \(threads * perThread) objects")
     }
 
     @Test("one thread locking fresh objects reuses records: at most one allocation per bucket")

@@ -4,8 +4,9 @@
 // the leave that reaches zero), and the traps on misuse.
 
 import CInterlock
-@testable import Interlock
 import Testing
+
+@testable import Interlock
 
 #if canImport(Glibc)
 import Glibc
@@ -68,7 +69,9 @@ struct WaitGroupTests {
         group.leave()
         let returned = AtomicBool(false)
         let tid = AtomicUInt32(0)
-        let waiter = TestThread { tid.store(ilk_current_thread_id()); group.wait(); returned.store(true) }
+        let waiter = TestThread {
+            tid.store(ilk_current_thread_id()); group.wait(); returned.store(true)
+        }
         #expect(lockEventually { tid.load() != 0 && threadState(Int32(tid.load())) == "S" })
         #expect(!returned.load())
         group.leave()
@@ -95,7 +98,11 @@ struct WaitGroupTests {
         for round in 0..<TestScale.count(200, small: 20) {
             let done = AtomicInt(0)
             group.enter(2)
-            let workers = (0..<2).map { _ in TestThread { _ = done.increment(); group.leave() } }
+            let workers = (0..<2).map { _ in
+                TestThread {
+                    _ = done.increment(); group.leave()
+                }
+            }
             // Bounded: a lost wake-up fails the test instead of hanging the run.
             guard group.wait(before: .now + lockStallLimit) else {
                 Issue.record("round \(round): wait did not return after both leaves")
@@ -121,13 +128,17 @@ struct WaitGroupTests {
         let runs = AtomicInt(0)
         let ranOn = AtomicUInt32(0)
         for _ in 0..<3 {
-            group.notify { _ = runs.increment(); ranOn.store(ilk_current_thread_id()) }
+            group.notify {
+                _ = runs.increment(); ranOn.store(ilk_current_thread_id())
+            }
         }
         #expect(runs.load() == 0)
         group.leave()
         #expect(runs.load() == 0)
         let leaverTid = AtomicUInt32(0)
-        TestThread { leaverTid.store(ilk_current_thread_id()); group.leave() }.join()
+        TestThread {
+            leaverTid.store(ilk_current_thread_id()); group.leave()
+        }.join()
         #expect(runs.load() == 3)
         #expect(ranOn.load() == leaverTid.load())
         // Nothing is left listed: another round runs nothing twice.
@@ -182,7 +193,7 @@ struct WaitGroupTests {
         // since its task never leaves before the deadline.
         let secondTid = AtomicUInt32(0)
         let entered = AtomicBool(false)
-        let outcome = AtomicInt(0)   // 1: the wait returned true, 2: it timed out
+        let outcome = AtomicInt(0)  // 1: the wait returned true, 2: it timed out
         let second = TestThread {
             group.enter()
             entered.store(true)

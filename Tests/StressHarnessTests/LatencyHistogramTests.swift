@@ -15,11 +15,14 @@ struct LatencyHistogramTests {
     /// 50 ns-2 µs with a tail up to a second), and few distinct values (many equal ranks).
     static let shapes: [(name: String, next: @Sendable (inout FastRandom) -> UInt64)] = [
         ("every magnitude", { random in random.next() >> (random.next() % 64) }),
-        ("latency-like", { random in
-            random.next() % 64 == 0
-                ? UInt64.random(in: 2_000...1_000_000_000, using: &random)
-                : UInt64.random(in: 50...2_000, using: &random)
-        }),
+        (
+            "latency-like",
+            { random in
+                random.next() % 64 == 0
+                    ? UInt64.random(in: 2_000...1_000_000_000, using: &random)
+                    : UInt64.random(in: 50...2_000, using: &random)
+            }
+        ),
         ("few distinct values", { random in [0, 1, 127, 128, 255, 256, 1_000_003][Int(random.next() % 7)] }),
     ]
 
@@ -29,8 +32,9 @@ struct LatencyHistogramTests {
         return sorted[min(max(rank, 1), sorted.count) - 1]
     }
 
-    @Test("percentiles of random data are the exact value or less than 1/128 above it",
-          arguments: 0..<3, [1, 7, 1_000, 20_000])
+    @Test(
+        "percentiles of random data are the exact value or less than 1/128 above it",
+        arguments: 0..<3, [1, 7, 1_000, 20_000])
     func percentilesWithinBound(shape: Int, count: Int) {
         var random = FastRandom(seed: UInt64(shape * 1_000_003 + count))
         let values = (0..<count).map { _ in Self.shapes[shape].next(&random) }
@@ -42,8 +46,9 @@ struct LatencyHistogramTests {
             let reported = histogram.value(atPercentile: percentile)
             #expect(reported >= exact, "\(Self.shapes[shape].name), p\(percentile): \(reported) < exact \(exact)")
             // reported < exact · (1 + 1/128), in integers: 128 · (reported - exact) < exact.
-            #expect(reported == exact || (reported > exact && 128 * (reported - exact) < exact),
-                    "\(Self.shapes[shape].name), p\(percentile): \(reported) vs exact \(exact)")
+            #expect(
+                reported == exact || (reported > exact && 128 * (reported - exact) < exact),
+                "\(Self.shapes[shape].name), p\(percentile): \(reported) vs exact \(exact)")
         }
     }
 
@@ -65,7 +70,7 @@ struct LatencyHistogramTests {
     @Test("a maximum in the middle of a wide bucket is reported as it is, not as the bucket's top")
     func maxInsideBucket() {
         var histogram = LatencyHistogram()
-        histogram.record(1_000_003)   // bucket [999_424, 1_003_520)
+        histogram.record(1_000_003)  // bucket [999_424, 1_003_520)
         histogram.record(17)
         #expect(histogram.max == 1_000_003)
         #expect(histogram.value(atPercentile: 99.9) == 1_000_003)
@@ -106,16 +111,19 @@ struct LatencyHistogramTests {
     @Test("buckets tile the values: each value is in its bucket, buckets are contiguous and at most 1/128 wide")
     func bucketLayout() {
         var random = FastRandom(seed: 5)
-        let edges: [UInt64] = [0, 1, 126, 127, 128, 129, 255, 256, 257, 511, 512, 1 << 40, (1 << 40) - 1,
-                               UInt64.max - 1, UInt64.max]
+        let edges: [UInt64] = [
+            0, 1, 126, 127, 128, 129, 255, 256, 257, 511, 512, 1 << 40, (1 << 40) - 1,
+            UInt64.max - 1, UInt64.max,
+        ]
         let values = edges + (0..<20_000).map { _ in random.next() >> (random.next() % 64) }
         for value in values {
             let index = LatencyHistogram.bucketIndex(of: value)
             let highest = LatencyHistogram.highestValue(inBucket: index)
             let lowest = index == 0 ? 0 : LatencyHistogram.highestValue(inBucket: index - 1) + 1
             #expect(lowest <= value && value <= highest, "\(value) outside bucket \(index): \(lowest)...\(highest)")
-            #expect(lowest < 256 ? highest == lowest : 128 * (highest - lowest) < lowest,
-                    "bucket \(index) of \(value) too wide: \(lowest)...\(highest)")
+            #expect(
+                lowest < 256 ? highest == lowest : 128 * (highest - lowest) < lowest,
+                "bucket \(index) of \(value) too wide: \(lowest)...\(highest)")
         }
         #expect(LatencyHistogram.bucketIndex(of: UInt64.max) == 57 * 128 + 127)
         #expect(LatencyHistogram.highestValue(inBucket: 57 * 128 + 127) == UInt64.max)

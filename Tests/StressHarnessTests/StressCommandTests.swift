@@ -63,14 +63,17 @@ struct StressCommandTests {
         expected.json = "r.json"
         expected.directory = "d"
         expected.list = true
-        #expect(command(["--list", "--directory", "d", "--seconds", "1.5", "--json", "r.json", "--threads", "2"])
+        #expect(
+            command(["--list", "--directory", "d", "--seconds", "1.5", "--json", "r.json", "--threads", "2"])
                 == expected)
     }
 
     @Test("--only takes every name up to the next option and adds to earlier --only lists")
     func repeatedOnly() {
-        let parsed = command(["--only", "lock-mutual-exclusion", "semaphore-pool", "--threads", "3",
-                              "--only", "wait-group-rounds"])
+        let parsed = command([
+            "--only", "lock-mutual-exclusion", "semaphore-pool", "--threads", "3",
+            "--only", "wait-group-rounds",
+        ])
         #expect(parsed?.only == ["lock-mutual-exclusion", "semaphore-pool", "wait-group-rounds"])
         #expect(parsed?.threads == 3)
     }
@@ -83,9 +86,11 @@ struct StressCommandTests {
 
     @Test("the child-process command line that WorkloadContext.spawnChild builds")
     func childMode() {
-        let parsed = command(["--child", "distributed-lock-processes", "--directory", "/tmp/x/distributed-lock-processes",
-                              "--threads", "4", "--seconds", "0.25",
-                              "--child-arg", "first", "--child-arg", "--looks-like-an-option"])
+        let parsed = command([
+            "--child", "distributed-lock-processes", "--directory", "/tmp/x/distributed-lock-processes",
+            "--threads", "4", "--seconds", "0.25",
+            "--child-arg", "first", "--child-arg", "--looks-like-an-option",
+        ])
         #expect(parsed?.child == "distributed-lock-processes")
         #expect(parsed?.directory == "/tmp/x/distributed-lock-processes")
         #expect(parsed?.threads == 4)
@@ -93,8 +98,9 @@ struct StressCommandTests {
         #expect(parsed?.childArguments == ["first", "--looks-like-an-option"])
     }
 
-    @Test("-h, --help and -help ask for the help wherever they stand before --",
-          arguments: [["--help"], ["-h"], ["-help"], ["--threads", "4", "--help"], ["--bogus", "-h"]])
+    @Test(
+        "-h, --help and -help ask for the help wherever they stand before --",
+        arguments: [["--help"], ["-h"], ["-help"], ["--threads", "4", "--help"], ["--bogus", "-h"]])
     func help(arguments: [String]) throws {
         #expect(try StressCommand.parse(arguments) == .help)
     }
@@ -103,65 +109,72 @@ struct StressCommandTests {
     func helpText() {
         let help = StressCommand.helpText
         #expect(help.hasPrefix("OVERVIEW: Runs Interlock's primitives under load"))
-        #expect(help.contains("USAGE: interlock-stress [--threads <n>] [--seconds <seconds>] [--only <name> ...] "
-                              + "[--json <path>] [--directory <path>] [--list]\n"))
-        #expect(help.contains("\n  --threads <n>           Worker threads per workload (default: 2 × active\n"
-                              + "                          processors).\n"))
+        #expect(
+            help.contains(
+                "USAGE: interlock-stress [--threads <n>] [--seconds <seconds>] [--only <name> ...] "
+                    + "[--json <path>] [--directory <path>] [--list]\n"))
+        #expect(
+            help.contains(
+                "\n  --threads <n>           Worker threads per workload (default: 2 × active\n"
+                    + "                          processors).\n"))
         #expect(help.contains("                          (default: 3.0)\n"))
         #expect(help.contains("\n  -h, --help              Show help information.\n"))
         #expect(!help.contains("--child") && !help.contains("--watchdog-grace"))
         #expect(help.split(separator: "\n").allSatisfy { $0.count <= 80 || $0.hasPrefix("USAGE: ") })
     }
 
-    static let usageLine = "Usage: interlock-stress [--threads <n>] [--seconds <seconds>] [--only <name> ...] "
+    static let usageLine =
+        "Usage: interlock-stress [--threads <n>] [--seconds <seconds>] [--only <name> ...] "
         + "[--json <path>] [--directory <path>] [--list]"
 
-    @Test("bad command lines: each rejected with a message naming the option or argument",
-          arguments: [
-              // Unknown options, stray arguments.
-              (["--bogus"], "Unknown option '--bogus'"),
-              (["-t", "3"], "Unknown option '-t'"),
-              (["--bogus=3"], "Unknown option '--bogus'"),
-              (["extra"], "Unexpected argument 'extra'"),
-              (["--list", "extra"], "Unexpected argument 'extra'"),
-              (["--", "--list"], "Unexpected argument '--list'"),
-              (["--list=yes"], "The option '--list' does not take any value, but 'yes' was specified."),
-              // Missing values.
-              (["--threads"], "Missing value for '--threads <n>'"),
-              (["--seconds", "1", "--seconds"], "Missing value for '--seconds <seconds>'"),
-              (["--only"], "Missing value for '--only <name>'"),
-              (["--only", "--list"], "Missing value for '--only <name>'"),
-              (["--json"], "Missing value for '--json <path>'"),
-              (["--json", "--list"], "Missing value for '--json <path>'"),
-              (["--directory"], "Missing value for '--directory <path>'"),
-              (["--child"], "Missing value for '--child'"),
-              (["--child-arg"], "Missing value for '--child-arg'"),
-              // Values that are not numbers, or not integers.
-              (["--threads", "x"], "The value 'x' is invalid for '--threads <n>'"),
-              (["--threads", "3.5"], "The value '3.5' is invalid for '--threads <n>'"),
-              (["--threads", "99999999999999999999"], "The value '99999999999999999999' is invalid for '--threads <n>'"),
-              (["--threads="], "The value '' is invalid for '--threads <n>'"),
-              (["--seconds", "abc"], "The value 'abc' is invalid for '--seconds <seconds>'"),
-              (["--watchdog-grace", "x"], "The value 'x' is invalid for '--watchdog-grace'"),
-              // Numbers out of range, names that do not exist, empty paths.
-              (["--threads", "0"], "--threads must be an integer from 1 to 4096, not 0."),
-              (["--threads", "-3"], "--threads must be an integer from 1 to 4096, not -3."),
-              (["--threads", "4097"], "--threads must be an integer from 1 to 4096, not 4097."),
-              (["--seconds", "0"], "--seconds must be a positive number of seconds, not 0.0."),
-              (["--seconds", "-1"], "--seconds must be a positive number of seconds, not -1.0."),
-              (["--seconds", "inf"], "--seconds must be a positive number of seconds, not inf."),
-              (["--seconds", "nan"], "--seconds must be a positive number of seconds, not nan."),
-              (["--watchdog-grace", "0"], "--watchdog-grace must be a positive number of seconds, not 0.0."),
-              (["--json", ""], "--json needs a path."),
-              (["--directory", ""], "--directory needs a path."),
-              (["--child", "nope"], "--child: unknown workload nope."),
-              (["--child", "lock-mutual-exclusion"], "--child: workload lock-mutual-exclusion has no child mode."),
-          ])
+    @Test(
+        "bad command lines: each rejected with a message naming the option or argument",
+        arguments: [
+            // Unknown options, stray arguments.
+            (["--bogus"], "Unknown option '--bogus'"),
+            (["-t", "3"], "Unknown option '-t'"),
+            (["--bogus=3"], "Unknown option '--bogus'"),
+            (["extra"], "Unexpected argument 'extra'"),
+            (["--list", "extra"], "Unexpected argument 'extra'"),
+            (["--", "--list"], "Unexpected argument '--list'"),
+            (["--list=yes"], "The option '--list' does not take any value, but 'yes' was specified."),
+            // Missing values.
+            (["--threads"], "Missing value for '--threads <n>'"),
+            (["--seconds", "1", "--seconds"], "Missing value for '--seconds <seconds>'"),
+            (["--only"], "Missing value for '--only <name>'"),
+            (["--only", "--list"], "Missing value for '--only <name>'"),
+            (["--json"], "Missing value for '--json <path>'"),
+            (["--json", "--list"], "Missing value for '--json <path>'"),
+            (["--directory"], "Missing value for '--directory <path>'"),
+            (["--child"], "Missing value for '--child'"),
+            (["--child-arg"], "Missing value for '--child-arg'"),
+            // Values that are not numbers, or not integers.
+            (["--threads", "x"], "The value 'x' is invalid for '--threads <n>'"),
+            (["--threads", "3.5"], "The value '3.5' is invalid for '--threads <n>'"),
+            (["--threads", "99999999999999999999"], "The value '99999999999999999999' is invalid for '--threads <n>'"),
+            (["--threads="], "The value '' is invalid for '--threads <n>'"),
+            (["--seconds", "abc"], "The value 'abc' is invalid for '--seconds <seconds>'"),
+            (["--watchdog-grace", "x"], "The value 'x' is invalid for '--watchdog-grace'"),
+            // Numbers out of range, names that do not exist, empty paths.
+            (["--threads", "0"], "--threads must be an integer from 1 to 4096, not 0."),
+            (["--threads", "-3"], "--threads must be an integer from 1 to 4096, not -3."),
+            (["--threads", "4097"], "--threads must be an integer from 1 to 4096, not 4097."),
+            (["--seconds", "0"], "--seconds must be a positive number of seconds, not 0.0."),
+            (["--seconds", "-1"], "--seconds must be a positive number of seconds, not -1.0."),
+            (["--seconds", "inf"], "--seconds must be a positive number of seconds, not inf."),
+            (["--seconds", "nan"], "--seconds must be a positive number of seconds, not nan."),
+            (["--watchdog-grace", "0"], "--watchdog-grace must be a positive number of seconds, not 0.0."),
+            (["--json", ""], "--json needs a path."),
+            (["--directory", ""], "--directory needs a path."),
+            (["--child", "nope"], "--child: unknown workload nope."),
+            (["--child", "lock-mutual-exclusion"], "--child: workload lock-mutual-exclusion has no child mode."),
+        ])
     func rejected(arguments: [String], message: String) {
         let error = usageError(arguments)
         #expect(error?.message == message, "\(arguments)")
         #expect(error?.description.hasPrefix("Error: \(message)\n") == true)
-        #expect(error?.description.hasSuffix(Self.usageLine + "\n  See 'interlock-stress --help' for more information.")
+        #expect(
+            error?.description.hasSuffix(Self.usageLine + "\n  See 'interlock-stress --help' for more information.")
                 == true)
     }
 
@@ -174,9 +187,12 @@ struct StressCommandTests {
 
     @Test("a missing or invalid value shows the option's help; other errors do not")
     func optionHelpLine() {
-        #expect(usageError(["--threads", "x"])?.optionHelp
+        #expect(
+            usageError(["--threads", "x"])?.optionHelp
                 == "--threads <n>  Worker threads per workload (default: 2 × active processors).")
-        #expect(usageError(["--seconds"])?.optionHelp == "--seconds <seconds>  Seconds each workload runs; fractions allowed.")
+        #expect(
+            usageError(["--seconds"])?.optionHelp
+                == "--seconds <seconds>  Seconds each workload runs; fractions allowed.")
         #expect(usageError(["--child"])?.optionHelp == nil)
         #expect(usageError(["--threads", "0"])?.optionHelp == nil)
         #expect(usageError(["--bogus"])?.optionHelp == nil)
@@ -188,7 +204,8 @@ struct StressCommandTests {
 @Suite("interlock-stress executable")
 struct StressExecutableTests {
     static let executable: URL = {
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("interlock-stress")
     }()
 
@@ -204,12 +221,15 @@ struct StressExecutableTests {
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = error.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-                String(decoding: errorData, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+            String(decoding: errorData, as: UTF8.self)
+        )
     }
 
-    @Test("bad arguments exit 2 with the message on stderr and nothing on stdout",
-          arguments: [["--threads", "x"], ["--bogus"], ["--seconds"], ["--only", "nope"]])
+    @Test(
+        "bad arguments exit 2 with the message on stderr and nothing on stdout",
+        arguments: [["--threads", "x"], ["--bogus"], ["--seconds"], ["--only", "nope"]])
     func badArguments(arguments: [String]) throws {
         let result = try run(arguments)
         #expect(result.status == 2)

@@ -14,8 +14,8 @@
 //
 // Names: "<Workload> / <n> thread(s) / <Contender>", the convention ratios.py groups on.
 
-import Benchmark
 import Atomics
+import Benchmark
 import BenchmarkSupport
 import Interlock
 
@@ -41,7 +41,8 @@ func registerAtomicBenchmark<Counter: AtomicCounter>(
     _ makeCounter: () -> Counter, _ workload: AtomicWorkload, threads: Int
 ) {
     let operations = workload.scalingFactor.rawValue
-    precondition(operations % threads == 0, "AtomicsBenchmarks: \(threads) threads do not split \(operations) operations evenly")
+    precondition(
+        operations % threads == 0, "AtomicsBenchmarks: \(threads) threads do not split \(operations) operations evenly")
     let operationsPerThread = operations / threads
     // Created once, here; the closures hold it in a `let` capture for the whole run.
     let counter = makeCounter()
@@ -53,7 +54,8 @@ func registerAtomicBenchmark<Counter: AtomicCounter>(
         "\(workload.name) / \(threadsLabel) / \(Counter.contenderName)",
         configuration: atomicsConfiguration(for: workload),
         closure: { benchmark in
-            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            team.awaitSteadyState(naming: benchmark.name)
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()

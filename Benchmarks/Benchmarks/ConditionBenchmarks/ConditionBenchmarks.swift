@@ -53,7 +53,8 @@ func registerPingPong<Contender: PingPongContender>(_: Contender.Type) {
         "Condition ping-pong / 2 threads / \(Contender.contenderName)",
         configuration: conditionConfiguration,
         closure: { benchmark in
-            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            team.awaitSteadyState(naming: benchmark.name)
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
@@ -65,8 +66,9 @@ func registerPingPong<Contender: PingPongContender>(_: Contender.Type) {
 
 /// Registers the hand-off ring of `Contender` over `threads` threads.
 func registerHandOff<Contender: HandOffContender>(_: Contender.Type, threads: Int) {
-    precondition(operationsPerIteration % threads == 0,
-                 "ConditionBenchmarks: \(threads) threads do not split \(operationsPerIteration) hand-offs evenly")
+    precondition(
+        operationsPerIteration % threads == 0,
+        "ConditionBenchmarks: \(threads) threads do not split \(operationsPerIteration) hand-offs evenly")
     let contender = Contender()
     let turns = operationsPerIteration / threads
     let team = ThreadTeam(threads: threads) { index in
@@ -81,7 +83,8 @@ func registerHandOff<Contender: HandOffContender>(_: Contender.Type, threads: In
         "ConditionLock hand-off / \(threads) threads / \(Contender.contenderName)",
         configuration: conditionConfiguration,
         closure: { benchmark in
-            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            team.awaitSteadyState(naming: benchmark.name)
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()

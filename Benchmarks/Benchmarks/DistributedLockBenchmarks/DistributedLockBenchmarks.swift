@@ -98,7 +98,9 @@ func registerCycle(_ contender: String, _ makeCycle: @escaping @Sendable (String
 }
 
 /// A record like DistributedLock's, for the lock-file peer.
-let peerRecord = Array("interlock-distributed-lock 1\npid=\(getpid())\nhost=benchmark\ntime=1700000000.000000000\ntoken=0123456789abcdef0123456789abcdef\n".utf8)
+let peerRecord = Array(
+    "interlock-distributed-lock 1\npid=\(getpid())\nhost=benchmark\ntime=1700000000.000000000\ntoken=0123456789abcdef0123456789abcdef\n"
+        .utf8)
 
 let benchmarks: @Sendable () -> Void = {
     registerCycle("Interlock DistributedLock") { directory in

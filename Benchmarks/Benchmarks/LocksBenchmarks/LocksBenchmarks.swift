@@ -53,14 +53,16 @@ func measurement(threads: Int) -> (operations: Int, configuration: Benchmark.Con
     return (oversubscribedOperationsPerIteration, configuration)
 }
 
-var locksConfiguration: Benchmark.Configuration { Benchmark.Configuration(
-    metrics: [.wallClock, .throughput],
-    timeUnits: .nanoseconds,
-    warmupIterations: 200,
-    scalingFactor: .kilo,
-    maxDuration: .milliseconds(1_000),
-    maxIterations: 20_000
-) }
+var locksConfiguration: Benchmark.Configuration {
+    Benchmark.Configuration(
+        metrics: [.wallClock, .throughput],
+        timeUnits: .nanoseconds,
+        warmupIterations: 200,
+        scalingFactor: .kilo,
+        maxDuration: .milliseconds(1_000),
+        maxIterations: 20_000
+    )
+}
 
 func threadsLabel(_ threads: Int) -> String { threads == 1 ? "1 thread" : "\(threads) threads" }
 
@@ -78,7 +80,8 @@ func registerCounter<Contender: CounterLock>(_: Contender.Type, kind: String, wo
         "\(kind) \(workload) / \(threadsLabel(threads)) / \(Contender.contenderName)",
         configuration: configuration,
         closure: { benchmark in
-            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            team.awaitSteadyState(naming: benchmark.name)
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
@@ -88,8 +91,9 @@ func registerCounter<Contender: CounterLock>(_: Contender.Type, kind: String, wo
             team.stop()
             let expected = team.completedRounds * operations
             let found = contender.countUnderLock()
-            precondition(found == expected,
-                         "LocksBenchmarks: \(Contender.contenderName) counted \(found), expected \(expected)")
+            precondition(
+                found == expected,
+                "LocksBenchmarks: \(Contender.contenderName) counted \(found), expected \(expected)")
         }
     )
 }
@@ -134,7 +138,8 @@ func registerRW<Contender: CounterRWLock>(_: Contender.Type, mix: RWMix, threads
         "ReadWriteLock \(mix.name) / \(threadsLabel(threads)) / \(Contender.contenderName)",
         configuration: configuration,
         closure: { benchmark in
-            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            team.awaitSteadyState(naming: benchmark.name)
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
@@ -144,8 +149,9 @@ func registerRW<Contender: CounterRWLock>(_: Contender.Type, mix: RWMix, threads
             team.stop()
             let expected = team.completedRounds * writesPerShare * threads
             let found = contender.readUnderLock()
-            precondition(found == expected,
-                         "LocksBenchmarks: \(Contender.contenderName) counted \(found) writes, expected \(expected)")
+            precondition(
+                found == expected,
+                "LocksBenchmarks: \(Contender.contenderName) counted \(found) writes, expected \(expected)")
         }
     )
 }
@@ -161,8 +167,11 @@ let benchmarks: @Sendable () -> Void = {
         registerCounter(SynchronizationMutexContender.self, kind: "Mutex", workload: workload, threads: threads)
         registerCounter(NIOLockContender.self, kind: "Mutex", workload: workload, threads: threads)
 
-        registerCounter(SynchronizationMutexInlineContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads)
-        registerCounter(NIOLockedValueBoxContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads)
+        registerCounter(
+            SynchronizationMutexInlineContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads
+        )
+        registerCounter(
+            NIOLockedValueBoxContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads)
 
         registerCounter(InterlockSpinLockContender.self, kind: "SpinLock", workload: workload, threads: threads)
         registerCounter(PthreadSpinContender.self, kind: "SpinLock", workload: workload, threads: threads)
@@ -171,8 +180,10 @@ let benchmarks: @Sendable () -> Void = {
             registerCounter(CKSpinlockTicketContender.self, kind: "SpinLock", workload: workload, threads: threads)
         }
 
-        registerCounter(InterlockRecursiveLockContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
-        registerCounter(PthreadRecursiveMutexContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
+        registerCounter(
+            InterlockRecursiveLockContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
+        registerCounter(
+            PthreadRecursiveMutexContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
         registerCounter(NSRecursiveLockContender.self, kind: "RecursiveLock", workload: workload, threads: threads)
     }
     for (mix, threads) in [(RWMix.readOnly, 1), (.writeOnly, 1), (.readMostly, 2), (.readMostly, 4)] {

@@ -21,27 +21,32 @@
 import Benchmark
 import BenchmarkSupport
 
-var onceConfiguration: Benchmark.Configuration { Benchmark.Configuration(
-    metrics: [.wallClock, .throughput],
-    timeUnits: .nanoseconds,
-    warmupIterations: 20,
-    scalingFactor: .kilo,
-    maxDuration: .milliseconds(1_000),
-    maxIterations: 20_000
-) }
+var onceConfiguration: Benchmark.Configuration {
+    Benchmark.Configuration(
+        metrics: [.wallClock, .throughput],
+        timeUnits: .nanoseconds,
+        warmupIterations: 20,
+        scalingFactor: .kilo,
+        maxDuration: .milliseconds(1_000),
+        maxIterations: 20_000
+    )
+}
 
 /// Operations per iteration: equals the scaling factor (`.kilo`).
 let operations = 1_000
 
 /// Registers a benchmark over a team of `threads`; `prepare` runs untimed before each round.
-func register(_ name: String, threads: Int, prepare: @escaping @Sendable () -> Void = {}, work: @escaping @Sendable (Int) -> Void) {
+func register(
+    _ name: String, threads: Int, prepare: @escaping @Sendable () -> Void = {}, work: @escaping @Sendable (Int) -> Void
+) {
     let team = ThreadTeam(threads: threads, work: work)
     Benchmark(
         name,
         configuration: onceConfiguration,
         closure: { benchmark in
             prepare()
-            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            team.awaitSteadyState(naming: benchmark.name)
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
@@ -59,9 +64,11 @@ func registerOnce<C: OnceContender>(_: C.Type) {
     }
     guard C.canRace else { return }
     let tokens = Tokens<C>()
-    register("Once cold race / 4 threads / \(C.contenderName)", threads: 4, prepare: { tokens.renew() }) { _ in
-        for token in tokens.current { token.call() }
-    }
+    register(
+        "Once cold race / 4 threads / \(C.contenderName)", threads: 4, prepare: { tokens.renew() },
+        work: { _ in
+            for token in tokens.current { token.call() }
+        })
 }
 
 func registerLazyReference<C: LazyReferenceContender>(_: C.Type) {
@@ -71,9 +78,11 @@ func registerLazyReference<C: LazyReferenceContender>(_: C.Type) {
         for _ in 0..<operations { blackHole(done.get()) }
     }
     let tokens = Tokens<C>()
-    register("Lazy reference cold race / 4 threads / \(C.contenderName)", threads: 4, prepare: { tokens.renew() }) { _ in
-        for token in tokens.current { blackHole(token.get()) }
-    }
+    register(
+        "Lazy reference cold race / 4 threads / \(C.contenderName)", threads: 4, prepare: { tokens.renew() },
+        work: { _ in
+            for token in tokens.current { blackHole(token.get()) }
+        })
 }
 
 let benchmarks: @Sendable () -> Void = {

@@ -13,7 +13,7 @@ import Glibc
 /// A few dozen multiply-adds the optimizer cannot remove: the initialiser's work.
 @inline(never) func initialWork(_ seed: Int) -> Int {
     var x = seed
-    for _ in 0..<32 { x = x &* 6364136223846793005 &+ 1442695040888963407 }
+    for _ in 0..<32 { x = x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
     return x
 }
 
@@ -93,12 +93,13 @@ final class MutexOptional: OnceContender, @unchecked Sendable {
     static var canRace: Bool { true }
     let value = Mutex<Int?>(nil)
     @inline(__always) func call() {
-        blackHole(value.withLock { stored -> Int in
-            if let stored { return stored }
-            let made = initialWork(1)
-            stored = made
-            return made
-        })
+        blackHole(
+            value.withLock { stored -> Int in
+                if let stored { return stored }
+                let made = initialWork(1)
+                stored = made
+                return made
+            })
     }
 }
 

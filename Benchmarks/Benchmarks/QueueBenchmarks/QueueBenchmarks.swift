@@ -62,14 +62,17 @@ func registerQueueBenchmark<Queue: QueueContender>(_ makeQueue: () -> Queue, _ w
         name,
         configuration: queueConfiguration,
         closure: { benchmark in
-            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            team.awaitSteadyState(naming: benchmark.name)
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
             // One load per round of a thousand transfers: proves no element was lost or
             // duplicated, for every contender alike.
             let sum = taken.exchange(0, ordering: .relaxed)  // relaxed: see above
-            precondition(sum == expectedSum, "\(name): the values taken sum to \(sum), not \(expectedSum): an element was lost or duplicated")
+            precondition(
+                sum == expectedSum,
+                "\(name): the values taken sum to \(sum), not \(expectedSum): an element was lost or duplicated")
         },
         setup: { team.start() },
         teardown: { team.stop() }

@@ -16,25 +16,30 @@
 import Benchmark
 import BenchmarkSupport
 
-var synchronizedConfiguration: Benchmark.Configuration { Benchmark.Configuration(
-    metrics: [.wallClock, .throughput],
-    timeUnits: .nanoseconds,
-    warmupIterations: 20,
-    scalingFactor: .kilo,
-    maxDuration: .milliseconds(1_000),
-    maxIterations: 20_000
-) }
+var synchronizedConfiguration: Benchmark.Configuration {
+    Benchmark.Configuration(
+        metrics: [.wallClock, .throughput],
+        timeUnits: .nanoseconds,
+        warmupIterations: 20,
+        scalingFactor: .kilo,
+        maxDuration: .milliseconds(1_000),
+        maxIterations: 20_000
+    )
+}
 
 /// Operations per iteration, over all threads: equals the scaling factor (`.kilo`).
 let operations = 1_000
 
-func register(_ name: String, threads: Int, work: @escaping @Sendable (Int) -> Void, check: @escaping @Sendable (Int) -> Void) {
+func register(
+    _ name: String, threads: Int, work: @escaping @Sendable (Int) -> Void, check: @escaping @Sendable (Int) -> Void
+) {
     let team = ThreadTeam(threads: threads, work: work)
     Benchmark(
         name,
         configuration: synchronizedConfiguration,
         closure: { benchmark in
-            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            team.awaitSteadyState(naming: benchmark.name)
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
@@ -50,27 +55,40 @@ func register(_ name: String, threads: Int, work: @escaping @Sendable (Int) -> V
 func registerSynchronized<C: SynchronizedContender>(_: C.Type) {
     let contender = C()
     let one = Guarded()
-    register("synchronized one object / 1 thread / \(C.contenderName)", threads: 1, work: { _ in
-        for _ in 0..<operations { contender.synchronized(one) { one.count += 1 } }
-    }, check: { rounds in precondition(one.count == rounds * operations, "\(C.contenderName): lost increments") })
+    register(
+        "synchronized one object / 1 thread / \(C.contenderName)", threads: 1,
+        work: { _ in
+            for _ in 0..<operations { contender.synchronized(one) { one.count += 1 } }
+        }, check: { rounds in precondition(one.count == rounds * operations, "\(C.contenderName): lost increments") })
 
     let nested = Guarded()
-    register("synchronized nested twice / 1 thread / \(C.contenderName)", threads: 1, work: { _ in
-        for _ in 0..<operations { contender.synchronized(nested) { contender.synchronized(nested) { nested.count += 1 } } }
-    }, check: { rounds in precondition(nested.count == rounds * operations, "\(C.contenderName): lost increments") })
+    register(
+        "synchronized nested twice / 1 thread / \(C.contenderName)", threads: 1,
+        work: { _ in
+            for _ in 0..<operations {
+                contender.synchronized(nested) { contender.synchronized(nested) { nested.count += 1 } }
+            }
+        }, check: { rounds in precondition(nested.count == rounds * operations, "\(C.contenderName): lost increments") }
+    )
 
     let shared = Guarded()
-    register("synchronized one object / 2 threads / \(C.contenderName)", threads: 2, work: { _ in
-        for _ in 0..<(operations / 2) { contender.synchronized(shared) { shared.count += 1 } }
-    }, check: { rounds in precondition(shared.count == rounds * operations, "\(C.contenderName): lost increments") })
+    register(
+        "synchronized one object / 2 threads / \(C.contenderName)", threads: 2,
+        work: { _ in
+            for _ in 0..<(operations / 2) { contender.synchronized(shared) { shared.count += 1 } }
+        }, check: { rounds in precondition(shared.count == rounds * operations, "\(C.contenderName): lost increments") }
+    )
 
     let own = (0..<4).map { _ in Guarded() }
-    register("synchronized own object / 4 threads / \(C.contenderName)", threads: 4, work: { index in
-        let mine = own[index]
-        for _ in 0..<(operations / 4) { contender.synchronized(mine) { mine.count += 1 } }
-    }, check: { rounds in
-        precondition(own.allSatisfy { $0.count == rounds * operations / 4 }, "\(C.contenderName): lost increments")
-    })
+    register(
+        "synchronized own object / 4 threads / \(C.contenderName)", threads: 4,
+        work: { index in
+            let mine = own[index]
+            for _ in 0..<(operations / 4) { contender.synchronized(mine) { mine.count += 1 } }
+        },
+        check: { rounds in
+            precondition(own.allSatisfy { $0.count == rounds * operations / 4 }, "\(C.contenderName): lost increments")
+        })
 }
 
 let benchmarks: @Sendable () -> Void = {

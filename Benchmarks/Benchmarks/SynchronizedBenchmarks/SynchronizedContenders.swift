@@ -7,7 +7,9 @@ import Interlock
 /// so that two threads' objects never share a line).
 final class Guarded: @unchecked Sendable {
     var count = 0
-    var padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    var padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    )
 }
 
 /// synchronized(object) { body }, as each peer spells it.

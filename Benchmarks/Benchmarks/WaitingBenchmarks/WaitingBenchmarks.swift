@@ -24,25 +24,31 @@ import Benchmark
 import BenchmarkSupport
 import Interlock
 
-var waitingConfiguration: Benchmark.Configuration { Benchmark.Configuration(
-    metrics: [.wallClock, .throughput],
-    timeUnits: .nanoseconds,
-    warmupIterations: 20,
-    scalingFactor: .kilo,
-    maxDuration: .milliseconds(1_000),
-    maxIterations: 20_000
-) }
+var waitingConfiguration: Benchmark.Configuration {
+    Benchmark.Configuration(
+        metrics: [.wallClock, .throughput],
+        timeUnits: .nanoseconds,
+        warmupIterations: 20,
+        scalingFactor: .kilo,
+        maxDuration: .milliseconds(1_000),
+        maxIterations: 20_000
+    )
+}
 
 func threadsLabel(_ threads: Int) -> String { threads == 1 ? "1 thread" : "\(threads) threads" }
 
 /// Registers one benchmark over a team of `threads` running `work(index)` each iteration.
-func register(_ name: String, threads: Int, work: @escaping @Sendable (Int) -> Void, check: @escaping @Sendable (Int) -> Void = { _ in }) {
+func register(
+    _ name: String, threads: Int, work: @escaping @Sendable (Int) -> Void,
+    check: @escaping @Sendable (Int) -> Void = { _ in }
+) {
     let team = ThreadTeam(threads: threads, work: work)
     Benchmark(
         name,
         configuration: waitingConfiguration,
         closure: { benchmark in
-            team.awaitSteadyState(naming: benchmark.name)  // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
+            // Untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift.
+            team.awaitSteadyState(naming: benchmark.name)
             benchmark.startMeasurement()
             team.round()
             benchmark.stopMeasurement()
@@ -60,61 +66,76 @@ let operations = 1_000
 
 func registerSemaphore<S: SemaphoreContender>(_: S.Type) {
     let single = S(value: 1)
-    register("Semaphore wait+signal / 1 thread / \(S.contenderName)", threads: 1, work: { _ in
-        for _ in 0..<operations { single.wait(); single.signal() }
-    }, check: { _ in precondition(single.tryTake(), "WaitingBenchmarks: \(S.contenderName) lost its unit") })
+    register(
+        "Semaphore wait+signal / 1 thread / \(S.contenderName)", threads: 1,
+        work: { _ in
+            for _ in 0..<operations { single.wait(); single.signal() }
+        }, check: { _ in precondition(single.tryTake(), "WaitingBenchmarks: \(S.contenderName) lost its unit") })
 
     let items = S(value: 0), spaces = S(value: 1)
-    register("Semaphore hand-off / 2 threads / \(S.contenderName)", threads: 2, work: { index in
-        if index == 0 {
-            for _ in 0..<operations { spaces.wait(); items.signal() }
-        } else {
-            for _ in 0..<operations { items.wait(); spaces.signal() }
-        }
-    })
+    register(
+        "Semaphore hand-off / 2 threads / \(S.contenderName)", threads: 2,
+        work: { index in
+            if index == 0 {
+                for _ in 0..<operations { spaces.wait(); items.signal() }
+            } else {
+                for _ in 0..<operations { items.wait(); spaces.signal() }
+            }
+        })
 
     let pool = S(value: 2)
     let share = operations / 4
-    register("Semaphore pool of 2 / 4 threads / \(S.contenderName)", threads: 4, work: { _ in
-        var sink = 0
-        for i in 0..<share {
-            pool.wait()
-            sink &+= holderWork(i)
-            pool.signal()
-        }
-        precondition(sink != 1, "unreachable: keeps the work alive")
-    }, check: { _ in precondition(pool.tryTake() && pool.tryTake() && !pool.tryTake(), "WaitingBenchmarks: \(S.contenderName) pool lost or made units") })
+    register(
+        "Semaphore pool of 2 / 4 threads / \(S.contenderName)", threads: 4,
+        work: { _ in
+            var sink = 0
+            for i in 0..<share {
+                pool.wait()
+                sink &+= holderWork(i)
+                pool.signal()
+            }
+            precondition(sink != 1, "unreachable: keeps the work alive")
+        },
+        check: { _ in
+            precondition(
+                pool.tryTake() && pool.tryTake() && !pool.tryTake(),
+                "WaitingBenchmarks: \(S.contenderName) pool lost or made units")
+        })
 }
 
 func registerGroup<G: GroupContender>(_: G.Type) {
     let single = G()
-    register("WaitGroup enter+leave / 1 thread / \(G.contenderName)", threads: 1, work: { _ in
-        for _ in 0..<operations { single.enter(); single.leave() }
-    })
+    register(
+        "WaitGroup enter+leave / 1 thread / \(G.contenderName)", threads: 1,
+        work: { _ in
+            for _ in 0..<operations { single.enter(); single.leave() }
+        })
 
     let group = G()
     let generation = Generation()
     // Each task's last seen generation, kept across iterations: read afresh at the start of an
     // iteration, a task could miss an advance thread 0 had already made and wait forever.
     let seenByTask = (0..<4).map { _ in AtomicInt(0) }
-    register("WaitGroup fork-join / 4 threads / \(G.contenderName)", threads: 4, work: { index in
-        if index == 0 {
-            for _ in 0..<operations {
-                group.enter(3)
-                generation.advance()
-                group.wait()
+    register(
+        "WaitGroup fork-join / 4 threads / \(G.contenderName)", threads: 4,
+        work: { index in
+            if index == 0 {
+                for _ in 0..<operations {
+                    group.enter(3)
+                    generation.advance()
+                    group.wait()
+                }
+            } else {
+                // Relaxed: only this task's thread reads and writes its slot (rounds are ordered
+                // by the team's start and join).
+                var seen = seenByTask[index].load(ordering: .relaxed)
+                for _ in 0..<operations {
+                    seen = generation.await(after: seen)
+                    group.leave()
+                }
+                seenByTask[index].store(seen, ordering: .relaxed)
             }
-        } else {
-            // Relaxed: only this task's thread reads and writes its slot (rounds are ordered
-            // by the team's start and join).
-            var seen = seenByTask[index].load(ordering: .relaxed)
-            for _ in 0..<operations {
-                seen = generation.await(after: seen)
-                group.leave()
-            }
-            seenByTask[index].store(seen, ordering: .relaxed)
-        }
-    })
+        })
 }
 
 let benchmarks: @Sendable () -> Void = {

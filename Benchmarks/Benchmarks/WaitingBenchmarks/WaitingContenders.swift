@@ -98,6 +98,6 @@ final class Generation: @unchecked Sendable {
 /// The work a pool holder does: a few hundred cycles the optimizer cannot remove.
 @inline(never) func holderWork(_ seed: Int) -> Int {
     var x = seed
-    for _ in 0..<32 { x = x &* 6364136223846793005 &+ 1442695040888963407 }
+    for _ in 0..<32 { x = x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
     return x
 }

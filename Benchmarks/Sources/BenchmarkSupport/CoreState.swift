@@ -24,6 +24,8 @@
 //   slow             only while it costs 3.9 ns or more
 //   any              no probe at all (the behaviour before this gate)
 
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -31,7 +33,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// The CPU state in which single-thread rounds are timed (see the file comment).
 public enum CoreState: String, Sendable, CaseIterable {
@@ -108,7 +109,11 @@ extension ThreadTeam {
         gateName = "core state \(state.rawValue)"
         guard state != .any else { return }
         if let name, label != name { label = name }
-        if let admitted = lastCoreAdmitted, admitted.state == state, ContinuousClock.now - admitted.at < .milliseconds(10) { return }
+        if let admitted = lastCoreAdmitted, admitted.state == state,
+            ContinuousClock.now - admitted.at < .milliseconds(10)
+        {
+            return
+        }
         let found = waitForState(patience: patience) {
             let pairCost = coreProbe()
             fastestProbe = min(fastestProbe ?? pairCost, pairCost)

@@ -37,6 +37,8 @@
 // and their gates spend their 15 s; pinning the two probing threads to different CPUs for the
 // probe did not cure it (it made such teams more frequent: 10 against 5 in five full runs).
 
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -44,7 +46,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// The machine state in which multi-threaded rounds are timed (see the file comment).
 public enum InterconnectState: String, Sendable, CaseIterable {
@@ -84,7 +85,9 @@ extension ThreadTeam {
     ) {
         guard state != .any, threadCount > 1 else { return }
         if let name, label != name { label = name }
-        if let admitted = lastAdmitted, admitted.state == state, ContinuousClock.now - admitted.at < .milliseconds(10) { return }
+        if let admitted = lastAdmitted, admitted.state == state, ContinuousClock.now - admitted.at < .milliseconds(10) {
+            return
+        }
         let found = waitForState(patience: patience) {
             guard let roundTrip = probeRoundTrip() else { return false }
             fastestProbe = min(fastestProbe ?? roundTrip, roundTrip)

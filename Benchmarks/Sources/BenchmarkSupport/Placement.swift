@@ -28,6 +28,8 @@
 // Pinning that fails (a sandbox that forbids it) is reported once on standard error, and the
 // team runs unpinned.
 
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -35,7 +37,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// How a team's threads are placed on the CPUs (see the file comment).
 public enum ThreadPlacement: String, Sendable, CaseIterable {

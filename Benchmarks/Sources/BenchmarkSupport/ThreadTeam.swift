@@ -33,6 +33,8 @@
 //
 // Not for the library: this is harness code (it may use Glibc and Synchronization freely).
 
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -40,7 +42,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// A fixed group of threads that run a benchmark's work together, one round per benchmark
 /// iteration, all started before the measured work begins.
@@ -117,7 +118,9 @@ public final class ThreadTeam: @unchecked Sendable {
     /// - Warning: `threads` below 1 traps.
     /// - Parameter placement: how to place the threads on the CPUs (Placement.swift); by
     ///   default what `ILK_BENCH_PLACEMENT` asks for.
-    public init(threads: Int, placement: ThreadPlacement = .requested, work: @escaping @Sendable (_ threadIndex: Int) -> Void) {
+    public init(
+        threads: Int, placement: ThreadPlacement = .requested, work: @escaping @Sendable (_ threadIndex: Int) -> Void
+    ) {
         precondition(threads >= 1, "ThreadTeam: a team needs at least one thread, got \(threads)")
         self.threadCount = threads
         self.placement = placement
@@ -143,17 +146,19 @@ public final class ThreadTeam: @unchecked Sendable {
                 HelperContext(team: self, index: index, generation: firstGeneration, cpu: cpu)
             ).toOpaque()
             var thread = pthread_t()
-            let result = pthread_create(&thread, nil, { raw in
-                let context = Unmanaged<HelperContext>.fromOpaque(raw!).takeRetainedValue()
-                #if os(Linux)
-                if let cpu = context.cpu {
-                    let error = pinCurrentThread(to: cpu)
-                    if error != 0 { reportPinningFailure(error) }
-                }
-                #endif
-                context.team.helperLoop(index: context.index, seenGeneration: context.generation)
-                return nil
-            }, context)
+            let result = pthread_create(
+                &thread, nil,
+                { raw in
+                    let context = Unmanaged<HelperContext>.fromOpaque(raw!).takeRetainedValue()
+                    #if os(Linux)
+                    if let cpu = context.cpu {
+                        let error = pinCurrentThread(to: cpu)
+                        if error != 0 { reportPinningFailure(error) }
+                    }
+                    #endif
+                    context.team.helperLoop(index: context.index, seenGeneration: context.generation)
+                    return nil
+                }, context)
             precondition(result == 0, "ThreadTeam: pthread_create failed: \(String(cString: strerror(result)))")
             helpers.append(thread)
         }
@@ -198,7 +203,8 @@ public final class ThreadTeam: @unchecked Sendable {
     /// - Warning: Like `round()`, only between `start()` and `stop()`.
     public func probeRoundTrip() -> Duration? {
         guard threadCount > 1 else { return nil }
-        precondition(helpers.count == threadCount - 1, "ThreadTeam: probeRoundTrip() called before start() or after stop()")
+        precondition(
+            helpers.count == threadCount - 1, "ThreadTeam: probeRoundTrip() called before start() or after stop()")
         var best = Duration.seconds(1)
         probeOver.store(false, ordering: .relaxed)  // published by the generation's release bump
         runGeneration(TeamCommand.probe) {
@@ -256,7 +262,8 @@ public final class ThreadTeam: @unchecked Sendable {
         #endif
         // The map is kept (a test reads it after stop()); the next start() sets it again.
         if roundsOutsideState > 0 {
-            let line = "\(label): \(roundsOutsideState) of \(completedRounds) rounds were timed outside the \(gateName) (no such state within 2 s\(gaveUp ? " three times in a row, after which the gates stopped probing" : gateWaitSpent >= ThreadTeam.gateWaitBudget ? ", then the gates' 15 s were spent" : ""); fastest probe \(fastestProbe.map { "\($0)" } ?? "none")\n"
+            let line =
+                "\(label): \(roundsOutsideState) of \(completedRounds) rounds were timed outside the \(gateName) (no such state within 2 s\(gaveUp ? " three times in a row, after which the gates stopped probing" : gateWaitSpent >= ThreadTeam.gateWaitBudget ? ", then the gates' 15 s were spent" : ""); fastest probe \(fastestProbe.map { "\($0)" } ?? "none")\n"
             _ = line.withCString { write(2, $0, strlen($0)) }
         }
     }
@@ -337,7 +344,11 @@ private enum TeamCommand {
 private final class ProbeLine: @unchecked Sendable {
     static let batches = 8
     static let roundTripsPerBatch = 16
-    private let before: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    private let before: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    )
     let word = Atomic<Int>(0)
-    private let after: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    private let after: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    )
 }

@@ -236,13 +236,15 @@ struct ThreadTeamTests {
     /// Placement.swift: thread i of a spread team runs on the i-th allowed CPU (modulo their
     /// number), and the caller gets its own affinity back at stop(); a free team pins nothing.
     /// The pinning needs two allowed CPUs.
-    @Test("a spread team pins thread i to the i-th allowed CPU and gives the caller its mask back; a free one pins nothing",
-          arguments: [(2, ThreadPlacement.spread), (4, .spread), (4, .free)])
+    @Test(
+        "a spread team pins thread i to the i-th allowed CPU and gives the caller its mask back; a free one pins nothing",
+        arguments: [(2, ThreadPlacement.spread), (4, .spread), (4, .free)])
     func placement(threads: Int, placement: ThreadPlacement) {
         let before = currentThreadAffinity()
         #expect(before != nil)
         let slots = Slots(count: threads)
-        let team = ThreadTeam(threads: threads, placement: placement) { index in slots.values[index] = Int(currentCPU()) }
+        let team = ThreadTeam(threads: threads, placement: placement) { index in slots.values[index] = Int(currentCPU())
+        }
         team.start()
         for _ in 0..<10 { team.round() }
         team.stop()

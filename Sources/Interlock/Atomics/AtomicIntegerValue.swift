@@ -6,6 +6,10 @@
 // arithmetic on the unsigned word is the same bit pattern as wrapping arithmetic on the
 // signed value (two's complement), which is what "wraps on overflow, as in C" asks.
 
+// The `_`-prefixed public witnesses and typealiases below are implementation details that public
+// inlinable code must see, not API: they stay out of the docs, and so without doc comments.
+// swift-format-ignore-file: AllPublicDeclarationsHaveDocumentation
+
 import CInterlock
 
 /// A machine word the shim can operate on atomically. Implementation detail of
@@ -17,7 +21,8 @@ public protocol _AtomicStorageWord: FixedWidthInteger, UnsignedInteger, Sendable
     /// Strong compare-and-swap; returns the value found (it swapped iff that is `expected`).
     static func _atomicCompareExchange(
         _ p: UnsafeMutablePointer<Self>, _ expected: Self, _ desired: Self,
-        _ success: Int32, _ failure: Int32) -> Self
+        _ success: Int32, _ failure: Int32
+    ) -> Self
     static func _atomicFetchAdd(_ p: UnsafeMutablePointer<Self>, _ v: Self, _ order: Int32) -> Self
     static func _atomicFetchSub(_ p: UnsafeMutablePointer<Self>, _ v: Self, _ order: Int32) -> Self
     static func _atomicFetchOr(_ p: UnsafeMutablePointer<Self>, _ v: Self, _ order: Int32) -> Self

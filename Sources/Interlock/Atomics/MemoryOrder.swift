@@ -71,7 +71,8 @@ public enum MemoryOrder: Sendable {
 internal func _interlockInvalidOrdering(
     _ order: MemoryOrder, _ type: Any.Type, _ operation: StaticString, kind: StaticString
 ) -> Never {
-    let valid = kind.description == "a load"
+    let valid =
+        kind.description == "a load"
         ? ".relaxed, .acquire or .sequentiallyConsistent"
         : ".relaxed, .release or .sequentiallyConsistent"
     fatalError(

@@ -12,7 +12,6 @@ import Darwin
 #endif
 
 extension DistributedLock {
-
     /// A unique name in the lock's directory: ".ilk-<host>-<pid>-<hex>.<suffix>".
     func privateName(_ hex: String, _ suffix: String) -> String {
         "\(privateNamePrefix)\(getpid())-\(hex).\(suffix)"
@@ -47,7 +46,9 @@ extension DistributedLock {
             if linkError == 0 { return (token, identity, -1) }
             // A lost NFS reply: the link happened if the temporary file now has two names.
             if let temp = try? _DLSys.lstatEntry(temporary), temp.st_nlink == 2 { return (token, identity, -1) }
-            guard linkError == EEXIST else { throw _DLSys.fail("link(\"\(temporary)\", \"\(entry)\")", entry, linkError) }
+            guard linkError == EEXIST else {
+                throw _DLSys.fail("link(\"\(temporary)\", \"\(entry)\")", entry, linkError)
+            }
             // Held - by a lock, we check, so that a foreign file at the path is reported
             // instead of looking held forever. (Gone since the link: it was held then.)
             _ = try _DLSys.readRecord(entry)
@@ -111,7 +112,9 @@ extension DistributedLock {
             let restored = putBack(tombstone, entry, removeIfStuck: false)
             switch error {
             case .notALock(_, let why):
-                throw .notALock(subject: entry, why: why + (restored ? "" : "; it was moved to \"\(tombstone)\" and could not be put back"))
+                throw .notALock(
+                    subject: entry,
+                    why: why + (restored ? "" : "; it was moved to \"\(tombstone)\" and could not be put back"))
             case .system:
                 throw error
             }

@@ -178,7 +178,9 @@ extension DistributedLock {
             if restored { _DLSys.unlinkEntry(aside) }  // our placeholder came back out
             switch error {
             case .notALock(_, let why):
-                throw .notALock(subject: entry, why: why + (restored ? "" : "; it was moved to \"\(aside)\" and could not be put back"))
+                throw .notALock(
+                    subject: entry,
+                    why: why + (restored ? "" : "; it was moved to \"\(aside)\" and could not be put back"))
             case .system:
                 throw error
             }

@@ -184,8 +184,11 @@ public final class DistributedLock: @unchecked Sendable {
         self.path = path
         self.durable = durable
         self.hostName = _DLSys.hostName()
-        func failure(_ code: DistributedLockError.Code, _ message: String, _ errorNumber: Int32? = nil) -> DistributedLockError {
-            DistributedLockError(code: code, path: path, operation: "init", message: message, osErrorNumber: errorNumber)
+        func failure(_ code: DistributedLockError.Code, _ message: String, _ errorNumber: Int32? = nil)
+            -> DistributedLockError
+        {
+            DistributedLockError(
+                code: code, path: path, operation: "init", message: message, osErrorNumber: errorNumber)
         }
         guard !path.isEmpty else { throw failure(.invalidPath, "the path is empty") }
         let directory: String, name: Substring
@@ -223,8 +226,9 @@ public final class DistributedLock: @unchecked Sendable {
         }
         if directory.withCString({ faccessat(AT_FDCWD, $0, W_OK | X_OK, AT_EACCESS) }) != 0 {
             let code = errno
-            throw failure(DistributedLockError.code(for: code),
-                          "the parent directory \"\(directory)\" is not writable and searchable", code)
+            throw failure(
+                DistributedLockError.code(for: code),
+                "the parent directory \"\(directory)\" is not writable and searchable", code)
         }
         // The FAST recipe only where the file system is known to be local (file header).
         if !(_DLSys.fileSystemType(directory).map(_DLSys.localFileSystemTypes.contains) ?? false) {
@@ -294,8 +298,10 @@ public final class DistributedLock: @unchecked Sendable {
     /// - Returns: `true` when the lock was taken, `false` when the deadline passed first (never
     ///   before it).
     /// - Throws: what ``tryLock()`` throws, at once.
-    public func lock(before deadline: ContinuousClock.Instant,
-                     pollInterval: Duration = .milliseconds(10)) throws -> Bool {
+    public func lock(
+        before deadline: ContinuousClock.Instant,
+        pollInterval: Duration = .milliseconds(10)
+    ) throws -> Bool {
         let interval = pollInterval > .zero ? pollInterval : .milliseconds(1)
         while true {
             if try tryLock() { return true }
@@ -318,8 +324,9 @@ public final class DistributedLock: @unchecked Sendable {
     public func unlock() throws {
         // acquire: pairs with tryLock's release store of `held`, making heldToken visible.
         guard state.compareExchange(expected: Self.held, desired: Self.releasing, ordering: .acquire).exchanged else {
-            throw DistributedLockError(code: .notHeld, path: path, operation: "unlock",
-                                       message: "this DistributedLock object does not hold the lock")
+            throw DistributedLockError(
+                code: .notHeld, path: path, operation: "unlock",
+                message: "this DistributedLock object does not hold the lock")
         }
         var stillHeld = false
         defer {
@@ -331,8 +338,9 @@ public final class DistributedLock: @unchecked Sendable {
             state.store(stillHeld ? Self.held : Self.idle, ordering: .release)
         }
         func lost(_ detail: String) -> DistributedLockError {
-            DistributedLockError(code: .lockLost, path: path, operation: "unlock",
-                                 message: "the lock held by this object was broken; \(detail)")
+            DistributedLockError(
+                code: .lockLost, path: path, operation: "unlock",
+                message: "the lock held by this object was broken; \(detail)")
         }
         do {
             guard let entry = try _DLSys.lstatEntry(path) else { throw lost("nothing is at the path now") }
@@ -347,8 +355,11 @@ public final class DistributedLock: @unchecked Sendable {
             case .removed: return
             case .absent: throw lost("nothing is at the path now")
             case .mismatch(let restored):
-                throw lost(restored ? "someone else's lock is at the path and was left in place"
-                                    : "someone else's lock was at the path, and could not be put back because the lock was taken meanwhile")
+                throw lost(
+                    restored
+                        ? "someone else's lock is at the path and was left in place"
+                        : "someone else's lock was at the path, and could not be put back because the lock was taken meanwhile"
+                )
             }
         } catch let failure as _DistributedLockFailure {
             // The lock was not touched (rename failed) or not ours: keep holding only if the

@@ -85,14 +85,16 @@ public struct DistributedLockError: Error, CustomStringConvertible, Sendable, Eq
     /// Converts an internal failure seen by `operation` on the lock at `path`.
     init(_ failure: _DistributedLockFailure, path: String, operation: String) {
         switch failure {
-        case let .system(call, subject, errorNumber):
+        case .system(let call, let subject, let errorNumber):
             let on = subject == path ? "" : "(\"\(subject)\") "
-            self.init(code: Self.code(for: errorNumber), path: path, operation: operation,
-                      message: "\(call) \(on)failed", osErrorNumber: errorNumber)
-        case let .notALock(subject, why):
+            self.init(
+                code: Self.code(for: errorNumber), path: path, operation: operation,
+                message: "\(call) \(on)failed", osErrorNumber: errorNumber)
+        case .notALock(let subject, let why):
             let what = subject == path ? "the path" : "\"\(subject)\""
-            self.init(code: .notALock, path: path, operation: operation,
-                      message: "\(what) exists but is not a lock: \(why); it was left untouched")
+            self.init(
+                code: .notALock, path: path, operation: operation,
+                message: "\(what) exists but is not a lock: \(why); it was left untouched")
         }
     }
 }

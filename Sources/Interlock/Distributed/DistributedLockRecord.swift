@@ -48,7 +48,8 @@ internal struct _LockRecord: Equatable, Sendable {
         let (seconds, attoseconds) = info.acquiredAt.components
         var nanos = String(attoseconds / 1_000_000_000)
         nanos = String(repeating: "0", count: 9 - nanos.utf8.count) + nanos
-        let text = "\(Self.magic)\npid=\(info.processID)\nhost=\(Self.sanitizedLine(info.hostName))\n"
+        let text =
+            "\(Self.magic)\npid=\(info.processID)\nhost=\(Self.sanitizedLine(info.hostName))\n"
             + "time=\(seconds).\(nanos)\ntoken=\(token.hex)\n"
         return Array(text.utf8)
     }
@@ -61,17 +62,17 @@ internal struct _LockRecord: Equatable, Sendable {
         let lines = bytes.split(separator: newline, maxSplits: 6, omittingEmptySubsequences: false)
         // Five lines and the empty remainder after the final newline.
         guard lines.count == 6, lines[5].isEmpty, lines[0].elementsEqual(Self.magic.utf8),
-              let pidText = Self.field(lines[1], "pid"), let pid = Self.decimal(pidText),
-              pid > 0, pid <= Int64(Int32.max),
-              let host = Self.field(lines[2], "host"), !host.isEmpty,
-              host.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }),
-              let time = Self.field(lines[3], "time"),
-              let dot = time.firstIndex(of: UInt8(ascii: ".")),
-              let seconds = Self.decimal(time[..<dot]),
-              case let nanosText = time[time.index(after: dot)...], nanosText.count == 9,
-              let nanos = Self.decimal(nanosText),
-              let tokenText = Self.field(lines[4], "token"), tokenText.count == 32,
-              let high = Self.hexValue(tokenText.prefix(16)), let low = Self.hexValue(tokenText.suffix(16))
+            let pidText = Self.field(lines[1], "pid"), let pid = Self.decimal(pidText),
+            pid > 0, pid <= Int64(Int32.max),
+            let host = Self.field(lines[2], "host"), !host.isEmpty,
+            host.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }),
+            let time = Self.field(lines[3], "time"),
+            let dot = time.firstIndex(of: UInt8(ascii: ".")),
+            let seconds = Self.decimal(time[..<dot]),
+            case let nanosText = time[time.index(after: dot)...], nanosText.count == 9,
+            let nanos = Self.decimal(nanosText),
+            let tokenText = Self.field(lines[4], "token"), tokenText.count == 32,
+            let high = Self.hexValue(tokenText.prefix(16)), let low = Self.hexValue(tokenText.suffix(16))
         else { return nil }
         info = DistributedLock.Info(
             acquiredAt: .seconds(seconds) + .nanoseconds(nanos), processID: Int32(pid),
@@ -83,7 +84,8 @@ internal struct _LockRecord: Equatable, Sendable {
     private static func field(_ line: ArraySlice<UInt8>, _ key: String) -> ArraySlice<UInt8>? {
         let keyLength = key.utf8.count
         guard line.count > keyLength, line.prefix(keyLength).elementsEqual(key.utf8),
-              line[line.startIndex + keyLength] == UInt8(ascii: "=") else { return nil }
+            line[line.startIndex + keyLength] == UInt8(ascii: "=")
+        else { return nil }
         return line[(line.startIndex + keyLength + 1)...]
     }
 

@@ -89,7 +89,11 @@ internal enum _DLSys {
         var written = 0
         while written < bytes.count && failure == nil {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n > 0 { written += n } else if n < 0 && errno == EINTR { continue } else {
+            if n > 0 {
+                written += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
                 failure = fail("write", path, n == 0 ? EIO : errno)
             }
         }
@@ -105,6 +109,7 @@ internal enum _DLSys {
         return identity(info)
     }
 
+    // swift-format-ignore
     /// statfs(2) f_type of the file systems known to be local to this host, on which the
     /// unnamed-file recipe's proof of ownership (device and inode of a file we keep open) holds:
     /// ext2/3/4, xfs, btrfs and tmpfs. Everything else (NFS, FUSE, overlay, CIFS, unknown) may
@@ -163,7 +168,11 @@ internal enum _DLSys {
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n > 0 { written += n } else if n < 0 && errno == EINTR { continue } else {
+            if n > 0 {
+                written += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
                 throw fail("write", entry, n == 0 ? EIO : errno)
             }
         }
@@ -171,7 +180,9 @@ internal enum _DLSys {
         var info = stat()
         if fstat(fd, &info) != 0 { throw fail("fstat", entry) }
         let source = "/proc/self/fd/\(fd)"
-        let result = source.withCString { s in entry.withCString { e in linkat(AT_FDCWD, s, AT_FDCWD, e, AT_SYMLINK_FOLLOW) } }
+        let result = source.withCString { s in
+            entry.withCString { e in linkat(AT_FDCWD, s, AT_FDCWD, e, AT_SYMLINK_FOLLOW) }
+        }
         if result == 0 {
             linked = true
             return .linked(identity(info), descriptor: fd)
@@ -204,7 +215,8 @@ internal enum _DLSys {
         if fstat(fd, &info) != 0 { throw fail("fstat", path) }
         guard isRegular(info) else { throw .notALock(subject: path, why: "it is \(kindName(info))") }
         guard Int(info.st_size) <= recordLimit else {
-            throw .notALock(subject: path, why: "it is a regular file of \(info.st_size) bytes, too large for a lock record")
+            throw .notALock(
+                subject: path, why: "it is a regular file of \(info.st_size) bytes, too large for a lock record")
         }
         var buffer = [UInt8](repeating: 0, count: recordLimit + 1)
         var count = 0
@@ -213,7 +225,13 @@ internal enum _DLSys {
         let size = max(Int(info.st_size), 1)
         while count < size {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n > 0 { count += n } else if n == 0 { break } else if errno == EINTR { continue } else {
+            if n > 0 {
+                count += n
+            } else if n == 0 {
+                break
+            } else if errno == EINTR {
+                continue
+            } else {
                 throw fail("read", path)
             }
         }

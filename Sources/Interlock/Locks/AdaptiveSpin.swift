@@ -83,7 +83,9 @@ internal enum _AdaptiveSpin {
     /// Learns from a wait that slept: `waited` nanoseconds in all (spin included), `woken`
     /// false when it timed out.
     @usableFromInline
-    internal static func learnFromSleep(_ word: UnsafeMutablePointer<UInt32>, window: UInt32, waited: Int64, woken: Bool) {
+    internal static func learnFromSleep(
+        _ word: UnsafeMutablePointer<UInt32>, window: UInt32, waited: Int64, woken: Bool
+    ) {
         if woken && waited <= Int64(maximumWindow) {
             _store(word, Swift.max(Int64(window), waited + waited / 4), replacing: window)
         } else {

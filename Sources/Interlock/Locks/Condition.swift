@@ -221,11 +221,21 @@ public final class Condition: Locking, @unchecked Sendable {
 
     @inlinable @inline(__always) internal var _mutex: UnsafeMutablePointer<UInt32> { _field(\.mutex, as: UInt32.self) }
     @inlinable @inline(__always) internal var _owner: UnsafeMutablePointer<UInt32> { _field(\.owner, as: UInt32.self) }
-    @inlinable @inline(__always) internal var _waiters: UnsafeMutablePointer<UInt32> { _field(\.waiters, as: UInt32.self) }
-    @inlinable @inline(__always) internal var _sleepers: UnsafeMutablePointer<UInt32> { _field(\.sleepers, as: UInt32.self) }
-    @inlinable @inline(__always) internal var _spinWindow: UnsafeMutablePointer<UInt32> { _field(\.spinWindow, as: UInt32.self) }
-    @inlinable @inline(__always) internal var _sequence: UnsafeMutablePointer<UInt64> { _field(\.sequence, as: UInt64.self) }
-    @inlinable @inline(__always) internal var _lastRequeued: UnsafeMutablePointer<UInt64> { _field(\.lastRequeued, as: UInt64.self) }
+    @inlinable @inline(__always) internal var _waiters: UnsafeMutablePointer<UInt32> {
+        _field(\.waiters, as: UInt32.self)
+    }
+    @inlinable @inline(__always) internal var _sleepers: UnsafeMutablePointer<UInt32> {
+        _field(\.sleepers, as: UInt32.self)
+    }
+    @inlinable @inline(__always) internal var _spinWindow: UnsafeMutablePointer<UInt32> {
+        _field(\.spinWindow, as: UInt32.self)
+    }
+    @inlinable @inline(__always) internal var _sequence: UnsafeMutablePointer<UInt64> {
+        _field(\.sequence, as: UInt64.self)
+    }
+    @inlinable @inline(__always) internal var _lastRequeued: UnsafeMutablePointer<UInt64> {
+        _field(\.lastRequeued, as: UInt64.self)
+    }
 
     /// The futex word: the low 32 bits of the sequence. Only ever handed to the kernel.
     @inlinable @inline(__always)
@@ -243,7 +253,11 @@ public final class Condition: Locking, @unchecked Sendable {
     /// A name for diagnostics (trap messages); `nil` until set. Safe from any thread.
     public var name: String? {
         get { _LockNameGuard.withGuard(_field(\.nameGuard, as: UInt32.self)) { _name } }
-        set { _LockNameGuard.store(newValue, _field(\.nameGuard, as: UInt32.self)) { let old = _name; _name = $0; return old } }
+        set {
+            _LockNameGuard.store(newValue, _field(\.nameGuard, as: UInt32.self)) {
+                let old = _name; _name = $0; return old
+            }
+        }
     }
 
     // MARK: - Locking
@@ -377,9 +391,12 @@ public final class Condition: Locking, @unchecked Sendable {
         if ilk_atomic_load_u32(_waiters, ILK_ORDER_RELAXED) <= _conditionSpinMaxWaiters {
             let sequence = _sequence
             // Relaxed: only decides whether to sleep; the mutex, re-taken next, orders data.
-            if let elapsed = _AdaptiveSpin.spin(window: _AdaptiveSpin.window(window, before: deadline), start: start, while: {
-                ilk_atomic_load_u64(sequence, ILK_ORDER_RELAXED) == observed
-            }) {
+            if let elapsed = _AdaptiveSpin.spin(
+                window: _AdaptiveSpin.window(window, before: deadline), start: start,
+                while: {
+                    ilk_atomic_load_u64(sequence, ILK_ORDER_RELAXED) == observed
+                })
+            {
                 _AdaptiveSpin.learnFromSpin(windowWord, window: window, elapsed: elapsed)
                 return .valueChanged
             }

@@ -160,11 +160,19 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     }
 
     @inlinable @inline(__always) internal var _mutex: UnsafeMutablePointer<UInt32> { _field(\.mutex, as: UInt32.self) }
-    @inlinable @inline(__always) internal var _conditionWord: UnsafeMutablePointer<Int> { _field(\.condition, as: Int.self) }
+    @inlinable @inline(__always) internal var _conditionWord: UnsafeMutablePointer<Int> {
+        _field(\.condition, as: Int.self)
+    }
     /// Read and written only under the mutex.
-    @inlinable @inline(__always) internal var _waiterCount: UnsafeMutablePointer<Int> { _field(\.waiterCount, as: Int.self) }
-    @inlinable @inline(__always) internal var _spinWindowWord: UnsafeMutablePointer<UInt32> { _field(\.spinWindow, as: UInt32.self) }
-    @inlinable @inline(__always) internal var _nameGuard: UnsafeMutablePointer<UInt32> { _field(\.nameGuard, as: UInt32.self) }
+    @inlinable @inline(__always) internal var _waiterCount: UnsafeMutablePointer<Int> {
+        _field(\.waiterCount, as: Int.self)
+    }
+    @inlinable @inline(__always) internal var _spinWindowWord: UnsafeMutablePointer<UInt32> {
+        _field(\.spinWindow, as: UInt32.self)
+    }
+    @inlinable @inline(__always) internal var _nameGuard: UnsafeMutablePointer<UInt32> {
+        _field(\.nameGuard, as: UInt32.self)
+    }
     /// The waiter list's ends: read and written only under the mutex.
     @inlinable @inline(__always) internal var _head: UnsafeMutablePointer<UnsafeMutablePointer<_ConditionLockWaiter>?> {
         _field(\.head, as: UnsafeMutablePointer<_ConditionLockWaiter>?.self)
@@ -183,7 +191,11 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     /// A name for diagnostics (trap messages); `nil` until set. Safe from any thread.
     public var name: String? {
         get { _LockNameGuard.withGuard(_nameGuard) { _name } }
-        set { _LockNameGuard.store(newValue, _nameGuard) { let old = _name; _name = $0; return old } }
+        set {
+            _LockNameGuard.store(newValue, _nameGuard) {
+                let old = _name; _name = $0; return old
+            }
+        }
     }
 
     // MARK: - Locking
@@ -352,7 +364,8 @@ public final class ConditionLock: Locking, @unchecked Sendable {
                 _ = _MutexWord.unlock(_mutex, for: .conditionLock)
 
                 // Step 2: spin, then sleep, until an unlocker hands us a wake (word 1).
-                let timedOut = _HandOff.await(word, spinning: spinning, deadline: deadline, spinWindow: _spinWindowWord, for: .conditionLock)
+                let timedOut = _HandOff.await(
+                    word, spinning: spinning, deadline: deadline, spinWindow: _spinWindowWord, for: .conditionLock)
                 // Step 3.
                 _MutexWord.lock(_mutex, for: .conditionLock)
                 // Relaxed: under the mutex; every store of 1 was made under it.

@@ -39,7 +39,8 @@ import Darwin
 /// refuses the call. One byte, so that passing it costs an immediate on the slow paths.
 @usableFromInline
 internal enum _FutexUser: UInt8, Sendable {
-    case lock, recursiveLock, readWriteLock, condition, conditionLock, semaphore, waitGroup, once, lazy, synchronized, test
+    case lock, recursiveLock, readWriteLock, condition, conditionLock, semaphore, waitGroup
+    case once, lazy, synchronized, test
 
     @usableFromInline
     internal var typeName: String {

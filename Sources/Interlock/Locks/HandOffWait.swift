@@ -25,9 +25,13 @@ internal enum _HandOff {
         let window = _AdaptiveSpin.window(windowWord)
         let start = ilk_clock_monotonic_ns()
         // Acquire: pairs with the granter's release exchange to 1.
-        if spinning, let elapsed = _AdaptiveSpin.spin(window: _AdaptiveSpin.window(window, before: deadline), start: start, while: {
-            ilk_atomic_load_u32(word, ILK_ORDER_ACQUIRE) != 1
-        }) {
+        if spinning,
+            let elapsed = _AdaptiveSpin.spin(
+                window: _AdaptiveSpin.window(window, before: deadline), start: start,
+                while: {
+                    ilk_atomic_load_u32(word, ILK_ORDER_ACQUIRE) != 1
+                })
+        {
             _AdaptiveSpin.learnFromSpin(windowWord, window: window, elapsed: elapsed)
             return false
         }

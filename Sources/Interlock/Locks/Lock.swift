@@ -46,7 +46,11 @@ public final class Lock: Locking, @unchecked Sendable {
     /// Safe to read and set from any thread, holding the lock or not.
     public var name: String? {
         get { _LockNameGuard.withGuard(_nameGuard) { _name } }
-        set { _LockNameGuard.store(newValue, _nameGuard) { let old = _name; _name = $0; return old } }
+        set {
+            _LockNameGuard.store(newValue, _nameGuard) {
+                let old = _name; _name = $0; return old
+            }
+        }
     }
 
     @inlinable @inline(__always)

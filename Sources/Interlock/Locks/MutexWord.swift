@@ -117,7 +117,8 @@ internal enum _MutexWord {
     internal static func unlock(_ word: UnsafeMutablePointer<UInt32>, for user: _FutexUser) -> Bool {
         // Release (both forms): pairs with the acquiring CAS/exchange of the next holder.
         // The assembly form unless ThreadSanitizer's runtime is linked in (ilk_flag_asm.h).
-        let outcome = _fastPath(ilk_flag_asm_usable())
+        let outcome =
+            _fastPath(ilk_flag_asm_usable())
             ? ilk_mutex_release_asm(word) : ilk_mutex_release_builtin(word)
         if _fastPath(outcome == ILK_MUTEX_RELEASED) { return true }
         return _unlockSlow(word, outcome, user)
@@ -225,4 +226,3 @@ internal enum _MutexWord {
 /// measurement behind the value.
 @usableFromInline
 internal let _spinBudget: UInt32 = 150
-

@@ -310,7 +310,8 @@ public final class ReadWriteLock: @unchecked Sendable {
         let e = ilk_atomic_load_u32(_entered, ILK_ORDER_RELAXED)
         // Release (a `lock sub` on x86-64, full barrier): pairs with the claimant's acquire of
         // R (one release sequence of RMWs). Classified by R's old value (ilk_rwlock.h).
-        let outcome = _fastPath(ilk_flag_asm_usable())
+        let outcome =
+            _fastPath(ilk_flag_asm_usable())
             ? ilk_rwlock_reader_leave_asm(_r) : ilk_rwlock_reader_leave_builtin(_r)
         if _slowPath(outcome != ILK_RWLOCK_LEFT || e != 0) { _readerLeft(outcome, entered: e) }
     }
@@ -648,7 +649,6 @@ public final class ReadWriteLock: @unchecked Sendable {
         }
     }
 
-
     @usableFromInline @inline(never)
     internal func _lockReadSlow(deadline: ContinuousClock.Instant?) -> Bool {
         let starveAt = ContinuousClock.now + _RW.starvationThreshold
@@ -701,7 +701,8 @@ public final class ReadWriteLock: @unchecked Sendable {
                 continue
             }
             let wakeAt = _waitLimit(starving ? deadline : Swift.min(deadline ?? starveAt, starveAt))
-            let result = wakeAt.map { _Futex.wait(_rs, expected: sequence, until: $0, for: .readWriteLock) }
+            let result =
+                wakeAt.map { _Futex.wait(_rs, expected: sequence, until: $0, for: .readWriteLock) }
                 ?? _Futex.wait(_rs, expected: sequence, for: .readWriteLock)
             if result == .timedOut {
                 if let deadline, ContinuousClock.now >= deadline {
@@ -874,7 +875,8 @@ public final class ReadWriteLock: @unchecked Sendable {
                 return false
             }
             if let deadline {
-                _ = _Futex.wait(_rLow, expected: UInt32(truncatingIfNeeded: readers), until: deadline, for: .readWriteLock)
+                _ = _Futex.wait(
+                    _rLow, expected: UInt32(truncatingIfNeeded: readers), until: deadline, for: .readWriteLock)
             } else {
                 _ = _Futex.wait(_rLow, expected: UInt32(truncatingIfNeeded: readers), for: .readWriteLock)
             }
@@ -922,7 +924,9 @@ internal enum _RW {
         // Relaxed: a description for the trap message.
         let e = ilk_atomic_load_u32(lock._entered, ILK_ORDER_RELAXED)
         let count = ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) & readerCountMask
-        let held = e != 0 ? "write-locked"
+        let held =
+            e != 0
+            ? "write-locked"
             : count == 0 || count > UInt64(UInt32.max) ? "not locked" : "read-locked by \(count) readers"
         fatalError("ReadWriteLock: \(operation) called on a lock that is \(held)")
     }

@@ -63,7 +63,11 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     /// Safe to read and set from any thread, holding the lock or not.
     public var name: String? {
         get { _LockNameGuard.withGuard(_words + 3) { _name } }
-        set { _LockNameGuard.store(newValue, _words + 3) { let old = _name; _name = $0; return old } }
+        set {
+            _LockNameGuard.store(newValue, _words + 3) {
+                let old = _name; _name = $0; return old
+            }
+        }
     }
 
     @inlinable @inline(__always)

@@ -200,18 +200,23 @@ internal enum _OnceWord {
     internal static func _recursiveCall(_ user: _FutexUser) -> Never {
         switch user {
         case .lazy:
-            fatalError("Lazy: value read recursively from its own initializer (the make closure); "
-                + "it would wait for itself forever")
+            fatalError(
+                "Lazy: value read recursively from its own initializer (the make closure); "
+                    + "it would wait for itself forever")
         default:
-            fatalError("\(user.typeName): run(_:) called recursively from its own body; "
-                + "it would wait for itself forever")
+            fatalError(
+                "\(user.typeName): run(_:) called recursively from its own body; "
+                    + "it would wait for itself forever")
         }
     }
 
     /// The trap for a state word holding none of the four states (memory corruption).
     @usableFromInline @inline(never)
-    internal static func _corrupted(_ word: UnsafeMutablePointer<UInt32>, _ state: UInt32, _ user: _FutexUser) -> Never {
-        fatalError("\(user.typeName): state word at \(word) holds \(state), which is no state of the algorithm "
-            + "(memory corruption?)")
+    internal static func _corrupted(
+        _ word: UnsafeMutablePointer<UInt32>, _ state: UInt32, _ user: _FutexUser
+    ) -> Never {
+        fatalError(
+            "\(user.typeName): state word at \(word) holds \(state), which is no state of the algorithm "
+                + "(memory corruption?)")
     }
 }

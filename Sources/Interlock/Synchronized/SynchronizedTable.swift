@@ -113,8 +113,7 @@ internal enum _SynchronizedTable {
     /// allocations over the whole table.
     @inlinable @inline(__always)
     internal static func bucketIndex(of key: UInt) -> UInt32 {
-        UInt32(truncatingIfNeeded:
-            (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - ILK_SYNC_BUCKET_SHIFT))
+        UInt32(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - ILK_SYNC_BUCKET_SHIFT))
     }
 
     /// Claims and acquires the record of the object at address `key` for the calling thread,
@@ -252,8 +251,9 @@ internal enum _SynchronizedTable {
     /// pairs every release with its acquire on the same thread.
     @usableFromInline @inline(never)
     internal static func _releaseByNonOwner(holder: UInt32, caller: UInt32) -> Never {
-        _internalError("a record released by thread \(caller), which does not hold it "
-                       + (holder == 0 ? "(nobody does)" : "(thread \(holder) does)"))
+        _internalError(
+            "a record released by thread \(caller), which does not hold it "
+                + (holder == 0 ? "(nobody does)" : "(thread \(holder) does)"))
     }
 
     @usableFromInline @inline(never)

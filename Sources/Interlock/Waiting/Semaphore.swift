@@ -82,6 +82,7 @@ internal struct _SemaphoreWaiter {
 internal struct _SemaphoreState {
     @usableFromInline var count: Int64
     // Keeps the slow-path words 128 bytes away from `count` (the file comment).
+    // swift-format-ignore
     @usableFromInline var _padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
                                      UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
         (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -141,8 +142,12 @@ public final class Semaphore: @unchecked Sendable {
     }
 
     @inlinable @inline(__always) internal var _count: UnsafeMutablePointer<Int64> { _field(\.count, as: Int64.self) }
-    @inlinable @inline(__always) internal var _listLock: UnsafeMutablePointer<UInt32> { _field(\.listLock, as: UInt32.self) }
-    @inlinable @inline(__always) internal var _spinWindow: UnsafeMutablePointer<UInt32> { _field(\.spinWindow, as: UInt32.self) }
+    @inlinable @inline(__always) internal var _listLock: UnsafeMutablePointer<UInt32> {
+        _field(\.listLock, as: UInt32.self)
+    }
+    @inlinable @inline(__always) internal var _spinWindow: UnsafeMutablePointer<UInt32> {
+        _field(\.spinWindow, as: UInt32.self)
+    }
     @inlinable @inline(__always) internal var _head: UnsafeMutablePointer<UnsafeMutablePointer<_SemaphoreWaiter>?> {
         _field(\.head, as: UnsafeMutablePointer<_SemaphoreWaiter>?.self)
     }
@@ -251,7 +256,9 @@ public final class Semaphore: @unchecked Sendable {
             let spinning = _queued.pointee <= Int(_conditionSpinMaxWaiters)
             _ = _MutexWord.unlock(listLock, for: .semaphore)
 
-            if !_HandOff.await(word, spinning: spinning, deadline: deadline, spinWindow: _spinWindow, for: .semaphore) { return true }
+            if !_HandOff.await(word, spinning: spinning, deadline: deadline, spinWindow: _spinWindow, for: .semaphore) {
+                return true
+            }
 
             // The deadline passed: granted meanwhile, withdraw, or wait for the grant in flight.
             _MutexWord.lock(listLock, for: .semaphore)
@@ -261,7 +268,8 @@ public final class Semaphore: @unchecked Sendable {
                 // Relaxed (both): under listLock; no unit or data moves with the withdrawal.
                 var current = ilk_atomic_load_i64(count, ILK_ORDER_RELAXED)
                 while current < 0 {
-                    let found = ilk_atomic_cas_value_i64(count, current, current + 1, ILK_ORDER_RELAXED, ILK_ORDER_RELAXED)
+                    let found = ilk_atomic_cas_value_i64(
+                        count, current, current + 1, ILK_ORDER_RELAXED, ILK_ORDER_RELAXED)
                     if found == current {
                         _unlinkQueued(record)
                         _ = _MutexWord.unlock(listLock, for: .semaphore)

@@ -74,6 +74,7 @@ import CInterlock
 internal struct _WaitGroupState {
     @usableFromInline var state: UInt64 = 0
     // Keeps the list lock 128 bytes away from the state word (the file comment).
+    // swift-format-ignore
     @usableFromInline var _padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
                                      UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
         (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -134,7 +135,9 @@ public final class WaitGroup: @unchecked Sendable {
     }
 
     @inlinable @inline(__always) internal var _state: UnsafeMutablePointer<UInt64> { _field(\.state, as: UInt64.self) }
-    @inlinable @inline(__always) internal var _listLock: UnsafeMutablePointer<UInt32> { _field(\.listLock, as: UInt32.self) }
+    @inlinable @inline(__always) internal var _listLock: UnsafeMutablePointer<UInt32> {
+        _field(\.listLock, as: UInt32.self)
+    }
 
     /// The epoch, the state word's high half: the futex word of sleeping waiters.
     @usableFromInline internal var _epochWord: UnsafeMutablePointer<UInt32> {
@@ -168,7 +171,9 @@ public final class WaitGroup: @unchecked Sendable {
             if _slowPath(WaitGroup._isPending(old)) { old = _awaitProcessedZero(); continue }
             if _slowPath(UInt64(count) > WaitGroup._countMask - (old & WaitGroup._countMask)) { _overflow(old, count) }
             // Relaxed (success and failure): as the load above.
-            if ilk_atomic_cas_strong_u64(_state, &old, old &+ UInt64(count), ILK_ORDER_RELAXED, ILK_ORDER_RELAXED) { return }
+            if ilk_atomic_cas_strong_u64(_state, &old, old &+ UInt64(count), ILK_ORDER_RELAXED, ILK_ORDER_RELAXED) {
+                return
+            }
         }
     }
 
@@ -221,7 +226,9 @@ public final class WaitGroup: @unchecked Sendable {
                 body()
                 return
             }
-            if ilk_atomic_cas_strong_u64(_state, &old, old | WaitGroup._notify, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST) { break }
+            if ilk_atomic_cas_strong_u64(_state, &old, old | WaitGroup._notify, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST) {
+                break
+            }
         }
         _bodies.append(body)
         _ = _MutexWord.unlock(listLock, for: .waitGroup)
@@ -282,7 +289,11 @@ public final class WaitGroup: @unchecked Sendable {
         var state = ilk_atomic_load_u64(_state, ILK_ORDER_SEQ_CST)
         while state & WaitGroup._waiting == 0 {
             if state & WaitGroup._countMask == 0 { return true }
-            if ilk_atomic_cas_strong_u64(_state, &state, state | WaitGroup._waiting, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST) { break }
+            if ilk_atomic_cas_strong_u64(
+                _state, &state, state | WaitGroup._waiting, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST)
+            {
+                break
+            }
         }
         // WAITING is set with count > 0 (the CAS, or a waiter before us in this cycle), or the
         // zero is PENDING; either way the epoch read here moves when this cycle's zero is
@@ -291,7 +302,8 @@ public final class WaitGroup: @unchecked Sendable {
         let observed = UInt32(truncatingIfNeeded: state >> 32)
         let epoch = _epochWord
         while true {
-            let result = deadline.map { _Futex.wait(epoch, expected: observed, until: $0, for: .waitGroup) }
+            let result =
+                deadline.map { _Futex.wait(epoch, expected: observed, until: $0, for: .waitGroup) }
                 ?? _Futex.wait(epoch, expected: observed, for: .waitGroup)
             // Seq_cst: reading a new epoch synchronizes with the processing CAS that wrote it.
             let now = ilk_atomic_load_u64(_state, ILK_ORDER_SEQ_CST)
@@ -307,6 +319,7 @@ public final class WaitGroup: @unchecked Sendable {
 
     @usableFromInline @inline(never)
     internal func _overflow(_ old: UInt64, _ count: Int) -> Never {
-        _lockMisuse("WaitGroup", name: nil, "enter(\(count)) overflows the count of \(old & WaitGroup._countMask) tasks")
+        _lockMisuse(
+            "WaitGroup", name: nil, "enter(\(count)) overflows the count of \(old & WaitGroup._countMask) tasks")
     }
 }

@@ -64,6 +64,7 @@ final class RacyArrayQueue: ContainerUnderTest {
 
     init() {}
 
+    // swift-format-ignore
     func insert(_ value: Int) {
         let tail = memory.load(1)                        // relaxed: the race is the point
         widenRaceWindow()
@@ -71,6 +72,7 @@ final class RacyArrayQueue: ContainerUnderTest {
         memory.store(1, tail + 1, release: true)         // pairs with the acquire in remove/isEmpty
     }
 
+    // swift-format-ignore
     func remove() -> Int? {
         let head = memory.load(0)                        // relaxed: the race is the point
         if head >= memory.load(1, acquire: true) { return nil }  // pairs with insert's release
@@ -90,6 +92,7 @@ final class RacyArrayStack: ContainerUnderTest {
 
     init() {}
 
+    // swift-format-ignore
     func insert(_ value: Int) {
         let top = memory.load(0)                         // relaxed: the race is the point
         widenRaceWindow()
@@ -97,6 +100,7 @@ final class RacyArrayStack: ContainerUnderTest {
         memory.store(0, top + 1, release: true)          // pairs with the acquire in remove
     }
 
+    // swift-format-ignore
     func remove() -> Int? {
         let top = memory.load(0, acquire: true)          // pairs with insert's release
         if top == 0 { return nil }

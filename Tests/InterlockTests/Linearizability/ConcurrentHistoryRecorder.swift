@@ -38,8 +38,10 @@ enum ConcurrentHistoryRecorder {
         seed: UInt64 = 0x1BAD_B002
     ) -> [History<Specification>]
     where Specification.Operation == ContainerOperation, Specification.Result == ContainerResult {
-        precondition(threadCount * operationsPerThread <= LinearizabilityChecker<Specification>.maximumOperations,
-                     "ConcurrentHistoryRecorder: rounds of \(threadCount * operationsPerThread) operations are too long to check")
+        precondition(
+            threadCount * operationsPerThread <= LinearizabilityChecker<Specification>.maximumOperations,
+            "ConcurrentHistoryRecorder: rounds of \(threadCount * operationsPerThread) operations are too long to check"
+        )
         let clock = AtomicUInt64(0)
         let barrier = RoundBarrier(participants: threadCount)
         let current = SharedContainer<Container>()
@@ -71,9 +73,10 @@ enum ConcurrentHistoryRecorder {
                         let invoked = clock.increment(ordering: .sequentiallyConsistent)
                         let result = container.perform(operation)
                         let responded = clock.increment(ordering: .sequentiallyConsistent)
-                        records.operations.append(HistoryOperation(
-                            thread: thread, invoked: invoked, responded: responded,
-                            operation: operation, result: result))
+                        records.operations.append(
+                            HistoryOperation(
+                                thread: thread, invoked: invoked, responded: responded,
+                                operation: operation, result: result))
                     }
                 }
             }

@@ -31,8 +31,9 @@ struct History<Specification: SequentialSpecification>: Sendable, CustomStringCo
 
     init(_ operations: [HistoryOperation<Specification>]) {
         for operation in operations {
-            precondition(operation.invoked <= operation.responded,
-                         "History: \(operation) responds before it is invoked")
+            precondition(
+                operation.invoked <= operation.responded,
+                "History: \(operation) responds before it is invoked")
         }
         self.operations = operations
     }

@@ -51,8 +51,9 @@ enum LinearizabilityChecker<Specification: SequentialSpecification> {
     static func check(_ history: History<Specification>) -> LinearizabilityVerdict {
         let operations = history.operations
         let count = operations.count
-        precondition(count <= maximumOperations,
-                     "LinearizabilityChecker: a history of \(count) operations exceeds the \(maximumOperations) supported")
+        precondition(
+            count <= maximumOperations,
+            "LinearizabilityChecker: a history of \(count) operations exceeds the \(maximumOperations) supported")
         if count == 0 { return LinearizabilityVerdict(isLinearizable: true, linearization: [], steps: 0) }
 
         // Events 2i (invocation of i) and 2i+1 (response of i), sorted by time; at equal

@@ -43,8 +43,10 @@ struct LinearizabilityCheckerTests {
 
     @Test func overlappingInsertsMayLinearizeInEitherOrder() {
         // The two enqueues overlap, so the dequeues may see them in either order.
-        let inserts = [op(0, 0, 5, .insert(1), .inserted, QueueSpecification.self),
-                       op(1, 1, 4, .insert(2), .inserted, QueueSpecification.self)]
+        let inserts = [
+            op(0, 0, 5, .insert(1), .inserted, QueueSpecification.self),
+            op(1, 1, 4, .insert(2), .inserted, QueueSpecification.self),
+        ]
         #expect(queue(inserts + [op(2, 6, 7, .remove, .removed(2)), op(2, 8, 9, .remove, .removed(1))]).isLinearizable)
         #expect(queue(inserts + [op(2, 6, 7, .remove, .removed(1)), op(2, 8, 9, .remove, .removed(2))]).isLinearizable)
     }
@@ -74,10 +76,11 @@ struct LinearizabilityCheckerTests {
     }
 
     @Test func rejectsRemoveOfValueInsertedAfterTheRemoveReturned() {
-        #expect(!queue([
-            op(0, 0, 1, .remove, .removed(5)),
-            op(1, 2, 3, .insert(5), .inserted),
-        ]).isLinearizable)
+        #expect(
+            !queue([
+                op(0, 0, 1, .remove, .removed(5)),
+                op(1, 2, 3, .insert(5), .inserted),
+            ]).isLinearizable)
     }
 
     @Test func rejectsFIFOOutOfOrderButAcceptsItAsLIFO() {
@@ -88,39 +91,45 @@ struct LinearizabilityCheckerTests {
             op(1, 6, 7, .remove, .removed(1)),
         ]
         #expect(!queue(history).isLinearizable)
-        let asStack = history.map { op($0.thread, $0.invoked, $0.responded, $0.operation, $0.result, StackSpecification.self) }
+        let asStack = history.map {
+            op($0.thread, $0.invoked, $0.responded, $0.operation, $0.result, StackSpecification.self)
+        }
         #expect(stack(asStack).isLinearizable)
     }
 
     @Test func rejectsLIFOOutOfOrder() {
-        #expect(!stack([
-            op(0, 0, 1, .insert(1), .inserted),
-            op(0, 2, 3, .insert(2), .inserted),
-            op(1, 4, 5, .remove, .removed(1)),
-        ]).isLinearizable)
+        #expect(
+            !stack([
+                op(0, 0, 1, .insert(1), .inserted),
+                op(0, 2, 3, .insert(2), .inserted),
+                op(1, 4, 5, .remove, .removed(1)),
+            ]).isLinearizable)
     }
 
     @Test func rejectsAValueRemovedTwice() {
         // Even when the two pops overlap each other and the push.
-        #expect(!stack([
-            op(0, 0, 3, .insert(4), .inserted),
-            op(1, 1, 5, .remove, .removed(4)),
-            op(2, 2, 6, .remove, .removed(4)),
-        ]).isLinearizable)
+        #expect(
+            !stack([
+                op(0, 0, 3, .insert(4), .inserted),
+                op(1, 1, 5, .remove, .removed(4)),
+                op(2, 2, 6, .remove, .removed(4)),
+            ]).isLinearizable)
     }
 
     @Test func rejectsEmptyRemoveWhileAnElementIsCertainlyPresent() {
-        #expect(!queue([
-            op(0, 0, 1, .insert(1), .inserted),
-            op(1, 2, 3, .remove, .removed(nil)),
-            op(1, 4, 5, .remove, .removed(1)),
-        ]).isLinearizable)
+        #expect(
+            !queue([
+                op(0, 0, 1, .insert(1), .inserted),
+                op(1, 2, 3, .remove, .removed(nil)),
+                op(1, 4, 5, .remove, .removed(1)),
+            ]).isLinearizable)
         // Overlapping the insert, the empty answer is fine.
-        #expect(queue([
-            op(0, 0, 3, .insert(1), .inserted),
-            op(1, 1, 2, .remove, .removed(nil)),
-            op(1, 4, 5, .remove, .removed(1)),
-        ]).isLinearizable)
+        #expect(
+            queue([
+                op(0, 0, 3, .insert(1), .inserted),
+                op(1, 1, 2, .remove, .removed(nil)),
+                op(1, 4, 5, .remove, .removed(1)),
+            ]).isLinearizable)
     }
 
     @Test func rejectsAValueNeverInserted() {
@@ -128,21 +137,23 @@ struct LinearizabilityCheckerTests {
     }
 
     @Test func rejectsAWrongIsEmptySnapshot() {
-        #expect(!stack([
-            op(0, 0, 1, .insert(1), .inserted),
-            op(1, 2, 3, .isEmpty, .empty(true)),
-        ]).isLinearizable)
+        #expect(
+            !stack([
+                op(0, 0, 1, .insert(1), .inserted),
+                op(1, 2, 3, .isEmpty, .empty(true)),
+            ]).isLinearizable)
         #expect(!stack([op(0, 0, 1, .isEmpty, .empty(false))]).isLinearizable)
     }
 
     @Test func rejectsALostElement() {
         // Two inserts complete, then one remove empties the queue and the next finds nothing.
-        #expect(!queue([
-            op(0, 0, 2, .insert(1), .inserted),
-            op(1, 1, 3, .insert(2), .inserted),
-            op(2, 4, 5, .remove, .removed(2)),
-            op(2, 6, 7, .remove, .removed(nil)),
-        ]).isLinearizable)
+        #expect(
+            !queue([
+                op(0, 0, 2, .insert(1), .inserted),
+                op(1, 1, 3, .insert(2), .inserted),
+                op(2, 4, 5, .remove, .removed(2)),
+                op(2, 6, 7, .remove, .removed(nil)),
+            ]).isLinearizable)
     }
 
     @Test func fullyOverlappingOperationsAreCheckedQuickly() {
@@ -182,8 +193,9 @@ struct LinearizabilityCheckerTests {
             #expect(result == operation.result)
             state = after
             for later in verdict.linearization[(position + 1)...] {
-                #expect(!(history.operations[later].responded < operation.invoked),
-                        "\(history.operations[later]) precedes \(operation) in real time")
+                #expect(
+                    !(history.operations[later].responded < operation.invoked),
+                    "\(history.operations[later]) precedes \(operation) in real time")
             }
         }
     }

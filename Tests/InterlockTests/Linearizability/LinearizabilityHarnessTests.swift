@@ -61,16 +61,18 @@ let brokenContainerRounds = TestScale.count(1_000, small: 200)
 @Suite("Linearizability harness on reference and broken containers", .serialized)
 struct LinearizabilityHarnessTests {
     @Test func mutexQueueIsLinearizableAsFIFO() {
-        let report = checkRounds(MutexQueue.self, against: QueueSpecification.self, rounds: linearizabilityRounds,
-                                 minimumOverlapping: linearizabilityMinimumOverlapping)
+        let report = checkRounds(
+            MutexQueue.self, against: QueueSpecification.self, rounds: linearizabilityRounds,
+            minimumOverlapping: linearizabilityMinimumOverlapping)
         #expect(report.rejectedRounds == 0, "first rejected: \(String(describing: report.firstRejected))")
         // The rounds must really be concurrent, or passing proves nothing.
         #expect(report.overlappingRounds > 0, "no round of \(report.rounds) was concurrent")
     }
 
     @Test func mutexStackIsLinearizableAsLIFO() {
-        let report = checkRounds(MutexStack.self, against: StackSpecification.self, rounds: linearizabilityRounds,
-                                 minimumOverlapping: linearizabilityMinimumOverlapping)
+        let report = checkRounds(
+            MutexStack.self, against: StackSpecification.self, rounds: linearizabilityRounds,
+            minimumOverlapping: linearizabilityMinimumOverlapping)
         #expect(report.rejectedRounds == 0, "first rejected: \(String(describing: report.firstRejected))")
         #expect(report.overlappingRounds > 0, "no round of \(report.rounds) was concurrent")
     }

@@ -24,32 +24,36 @@ extension LockFreeQueue: ContainerUnderTest where Element == Int {
 @Suite("Linearizability of LockFreeStack and LockFreeQueue", .serialized)
 struct LockFreeLinearizabilityTests {
     @Test func lockFreeStackIsLinearizableAsLIFO() {
-        let report = checkRounds(LockFreeStack<Int>.self, against: StackSpecification.self,
-                                 rounds: linearizabilityRounds,
-                                 minimumOverlapping: linearizabilityMinimumOverlapping)
+        let report = checkRounds(
+            LockFreeStack<Int>.self, against: StackSpecification.self,
+            rounds: linearizabilityRounds,
+            minimumOverlapping: linearizabilityMinimumOverlapping)
         #expect(report.rejectedRounds == 0, "first rejected: \(String(describing: report.firstRejected))")
         #expect(report.overlappingRounds > 0, "no round of \(report.rounds) was concurrent")
     }
 
     @Test func lockFreeQueueIsLinearizableAsFIFO() {
-        let report = checkRounds(LockFreeQueue<Int>.self, against: QueueSpecification.self,
-                                 rounds: linearizabilityRounds,
-                                 minimumOverlapping: linearizabilityMinimumOverlapping)
+        let report = checkRounds(
+            LockFreeQueue<Int>.self, against: QueueSpecification.self,
+            rounds: linearizabilityRounds,
+            minimumOverlapping: linearizabilityMinimumOverlapping)
         #expect(report.rejectedRounds == 0, "first rejected: \(String(describing: report.firstRejected))")
         #expect(report.overlappingRounds > 0, "no round of \(report.rounds) was concurrent")
     }
 
     @Test func lockFreeQueueFailsTheStackSpecification() {
         // The harness distinguishes the two real types: a FIFO is not a LIFO.
-        let report = checkRounds(LockFreeQueue<Int>.self, against: StackSpecification.self,
-                                 rounds: brokenContainerRounds)
+        let report = checkRounds(
+            LockFreeQueue<Int>.self, against: StackSpecification.self,
+            rounds: brokenContainerRounds)
         #expect(report.rejectedRounds > 0)
     }
 
     @Test func lockFreeQueueWithTwoSlotSegmentsIsLinearizableAsFIFO() {
-        let report = checkRounds(SegmentedQueue<TwoSlotSegments>.self, against: QueueSpecification.self,
-                                 rounds: linearizabilityRounds,
-                                 minimumOverlapping: linearizabilityMinimumOverlapping)
+        let report = checkRounds(
+            SegmentedQueue<TwoSlotSegments>.self, against: QueueSpecification.self,
+            rounds: linearizabilityRounds,
+            minimumOverlapping: linearizabilityMinimumOverlapping)
         #expect(report.rejectedRounds == 0, "first rejected: \(String(describing: report.firstRejected))")
         #expect(report.overlappingRounds > 0, "no round of \(report.rounds) was concurrent")
         // That the rounds crossed segments: a round whose removes returned three elements moved

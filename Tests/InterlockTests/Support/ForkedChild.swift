@@ -94,8 +94,10 @@ var isRerun: Bool { getenv(rerunMarker) != nil }
 /// Runs the tests matching `filter` in a new process of this test executable, with `extra`
 /// appended to the environment variable `variable` (e.g. TSAN_OPTIONS); waits at most `limit`.
 /// - Returns: how the process ended, and what it printed (standard output and error).
-func rerunTestsInNewProcess(filter: String, appending extra: String, to variable: String,
-                            limit: Duration) -> (end: ForkedChildEnd, output: String) {
+func rerunTestsInNewProcess(
+    filter: String, appending extra: String, to variable: String,
+    limit: Duration
+) -> (end: ForkedChildEnd, output: String) {
     var template = Array("/tmp/interlock-rerun-XXXXXX".utf8CString)
     let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     precondition(descriptor >= 0, "rerunTestsInNewProcess: mkstemp failed with errno \(errno)")

@@ -49,7 +49,8 @@ enum _Seccomp {
     /// A program that answers `action` to system call `number` when each given 32-bit word of
     /// `struct seccomp_data` (nr at 0, arch at 4, args[i] at 16 + 8i, low word first) holds
     /// its value, and allows everything else.
-    static func program(_ number: UInt32, matching words: [(offset: UInt32, value: UInt32)], action: UInt32) -> [UInt64] {
+    static func program(_ number: UInt32, matching words: [(offset: UInt32, value: UInt32)], action: UInt32) -> [UInt64]
+    {
         let load: UInt16 = 0x20, jumpIfEqual: UInt16 = 0x15, ret: UInt16 = 0x06  // BPF_LD|W|ABS ...
         let checks = [(UInt32(4), auditArch), (UInt32(0), number)] + words
         var code: [UInt64] = []
@@ -65,7 +66,9 @@ enum _Seccomp {
     }
 
     /// The words of `struct seccomp_data` that select futex calls on `address` with `operation`.
-    static func futexCall(on address: UnsafeMutablePointer<UInt32>, _ operation: UInt32) -> [(offset: UInt32, value: UInt32)] {
+    static func futexCall(on address: UnsafeMutablePointer<UInt32>, _ operation: UInt32) -> [(
+        offset: UInt32, value: UInt32
+    )] {
         let bits = UInt(bitPattern: address)
         return [(16, UInt32(truncatingIfNeeded: bits)), (20, UInt32(truncatingIfNeeded: bits >> 32)), (24, operation)]
     }
@@ -74,10 +77,12 @@ enum _Seccomp {
     /// it first). - Returns: what seccomp(SECCOMP_SET_MODE_FILTER) returned (a listener fd with
     /// the NEW_LISTENER flag, else 0), or -errno.
     static func install(_ program: [UInt64], flags: Int = 0) -> Int {
+        // swift-format-ignore: NoBlockComments
         guard syscall(prctlNumber, 38 /* PR_SET_NO_NEW_PRIVS */, 1) == 0 else { return -Int(errno) }
         return program.withUnsafeBufferPointer { code in
             // struct sock_fprog: unsigned short len, then the pointer at offset 8.
             var fprog: (UInt64, UInt) = (UInt64(code.count), UInt(bitPattern: code.baseAddress))
+            // swift-format-ignore: NoBlockComments
             let r = withUnsafeMutablePointer(to: &fprog) {
                 syscall(seccompNumber, 1 /* SECCOMP_SET_MODE_FILTER */, flags, Int(bitPattern: UInt(bitPattern: $0)))
             }

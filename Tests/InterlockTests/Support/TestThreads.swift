@@ -28,11 +28,13 @@ final class TestThread: @unchecked Sendable {
         #else
         var created = pthread_t()
         #endif
-        let rc = pthread_create(&created, nil, { raw in
-            let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
-            body.run()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &created, nil,
+            { raw in
+                let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+                body.run()
+                return nil
+            }, box)
         precondition(rc == 0, "TestThread: pthread_create failed with error \(rc)")
         #if canImport(Darwin)
         handle = created!
@@ -72,8 +74,9 @@ final class StartBarrier: @unchecked Sendable {
     /// Blocks until `count` threads have called `wait()`.
     func wait() {
         let rc = pthread_barrier_wait(barrier)
-        precondition(rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD,
-                     "StartBarrier: pthread_barrier_wait failed with error \(rc)")
+        precondition(
+            rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD,
+            "StartBarrier: pthread_barrier_wait failed with error \(rc)")
     }
 }
 

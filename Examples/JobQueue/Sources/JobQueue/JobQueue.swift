@@ -21,7 +21,7 @@ enum Job: Sendable {
 /// Stands in for something slow (a database query, a config parse) that is worth caching.
 func lookUpRate(tenant: Int) -> Int {
     var x = UInt64(tenant + 1)
-    for _ in 0..<100_000 { x = x &* 6364136223846793005 &+ 1442695040888963407 }
+    for _ in 0..<100_000 { x = x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
     return Int(x >> 54) + 1
 }
 
@@ -31,15 +31,15 @@ func lookUpRate(tenant: Int) -> Int {
 final class RateCache: @unchecked Sendable {
     private let lock = ReadWriteLock()
     private var rates: [Int: Int] = [:]
-    let computed = AtomicInt()   // misses: can exceed the tenants when two workers miss at once
-    let stored = AtomicInt()     // rates stored: exactly one per tenant
+    let computed = AtomicInt()  // misses: can exceed the tenants when two workers miss at once
+    let stored = AtomicInt()  // rates stored: exactly one per tenant
 
     func rate(for tenant: Int) -> Int {
         if let rate = lock.withReadLock({ rates[tenant] }) { return rate }
         computed.increment(ordering: .relaxed)
         let fresh = lookUpRate(tenant: tenant)
         return lock.withWriteLock {
-            if let stored = rates[tenant] { return stored }   // another worker got there first
+            if let stored = rates[tenant] { return stored }  // another worker got there first
             rates[tenant] = fresh
             stored.increment(ordering: .relaxed)
             return fresh
@@ -78,14 +78,15 @@ struct Ledger {
             // that exists only while someone holds it.
             let lock = try DistributedLock(path: lockPath)
             guard try lock.lock(before: .now + .seconds(30)) else {
-                return fail("ledger lock not acquired within 30 s (held by \(String(describing: try? lock.lockInfo())))")
+                return fail(
+                    "ledger lock not acquired within 30 s (held by \(String(describing: try? lock.lockInfo())))")
             }
             let count = read()
-            sched_yield()   // widens the read-write window that the lock protects
+            sched_yield()  // widens the read-write window that the lock protects
             write(count + 1)
-            try lock.unlock()   // throws if someone broke our lock meanwhile: then the count is suspect
+            try lock.unlock()  // throws if someone broke our lock meanwhile: then the count is suspect
         } catch {
-            fail("ledger: \(error)")   // DistributedLockError names the path and the OS reason
+            fail("ledger: \(error)")  // DistributedLockError names the path and the OS reason
         }
     }
 
@@ -126,12 +127,15 @@ enum JobQueue {
     static func main() {
         let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         var template = Array("\(base)/jobqueue.XXXXXX".utf8CString)
-        guard let directory = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!).map { String(cString: $0) } })
+        guard
+            let directory = template.withUnsafeMutableBufferPointer({
+                mkdtemp($0.baseAddress!).map { String(cString: $0) }
+            })
         else { fatalError("mkdtemp in \(base): \(String(cString: strerror(errno)))") }
         let ledger = Ledger(path: directory + "/ledger", lockPath: directory + "/ledger.lock")
 
         let queue = LockFreeQueue<Job>()
-        let jobsReady = Interlock.Semaphore(value: 0)   // one unit per queued job (Glibc has a Semaphore too)
+        let jobsReady = Interlock.Semaphore(value: 0)  // one unit per queued job (Glibc has a Semaphore too)
         let unfinished = WaitGroup()
         let processed = AtomicInt()
         let cache = RateCache()
@@ -141,10 +145,10 @@ enum JobQueue {
         let workers = (0..<workerCount).map { _ in
             WorkerThread {
                 while true {
-                    jobsReady.wait()   // sleeps in the kernel while there is nothing to do
+                    jobsReady.wait()  // sleeps in the kernel while there is nothing to do
                     // Each unit was signalled after its job was enqueued, so a job is there.
                     guard let job = queue.dequeue() else { return fail("woken, but the queue was empty") }
-                    guard case let .price(id, tenant, units) = job else { return }   // .stop
+                    guard case .price(let id, let tenant, let units) = job else { return }  // .stop
                     results.record(cache.rate(for: tenant) * units, for: id)
                     if id % checkpointEvery == 0 { ledger.addCheckpoint() }
                     // Relaxed is enough: the count needs no ordering of its own, because
@@ -156,7 +160,7 @@ enum JobQueue {
             }
         }
 
-        unfinished.enter(jobCount)   // before the first job, so the count cannot reach zero early
+        unfinished.enter(jobCount)  // before the first job, so the count cannot reach zero early
         for id in 0..<jobCount {
             queue.enqueue(.price(id: id, tenant: id % tenantCount, units: id % 7 + 1))
             jobsReady.signal()
@@ -180,17 +184,19 @@ enum JobQueue {
         check(!values.contains { $0 == nil }, "\(values.filter { $0 == nil }.count) jobs have no result")
         check(values.reduce(0) { $0 + ($1 ?? 0) } == expected, "the results do not add up to \(expected)")
         check(cache.stored.load() == tenantCount, "the cache stored \(cache.stored.load()) rates, not \(tenantCount)")
-        check(checkpoints == jobCount / checkpointEvery, "ledger reads \(checkpoints), not \(jobCount / checkpointEvery)")
+        check(
+            checkpoints == jobCount / checkpointEvery, "ledger reads \(checkpoints), not \(jobCount / checkpointEvery)")
         check(queue.isEmpty, "jobs left on the queue")
         check(access(ledger.lockPath, F_OK) != 0, "the ledger's DistributedLock is still held")
         unlink(ledger.path)
         check(rmdir(directory) == 0, "\(directory) is not empty: something was left behind")
 
         let milliseconds = Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15
-        print("JobQueue: \(jobCount) jobs on \(workerCount) threads in \(Int(milliseconds)) ms; "
-              + "cache: \(cache.stored.load()) rates stored, \(cache.computed.load()) computed; "
-              + "ledger: \(checkpoints) checkpoints; "
-              + (failures.load() == 0 ? "OK" : "\(failures.load()) FAILED"))
+        print(
+            "JobQueue: \(jobCount) jobs on \(workerCount) threads in \(Int(milliseconds)) ms; "
+                + "cache: \(cache.stored.load()) rates stored, \(cache.computed.load()) computed; "
+                + "ledger: \(checkpoints) checkpoints; "
+                + (failures.load() == 0 ? "OK" : "\(failures.load()) FAILED"))
         exit(failures.load() == 0 ? 0 : 1)
     }
 }

@@ -12,10 +12,12 @@ struct WorkerThread {
         // The closure travels to the new thread as a retained object; the thread releases it.
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var created = pthread_t()
-        let rc = pthread_create(&created, nil, { context in
-            Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &created, nil,
+            { context in
+                Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, context)
         precondition(rc == 0, "pthread_create failed: \(String(cString: strerror(rc)))")
         handle = created
     }
