@@ -1,7 +1,7 @@
 # Interlock — the two Quick start commands and their parts.
 #
 #   make stress   run the stress harness with its defaults (every workload, 2 x cores threads)
-#   make test     the documentation (make docs); the example dependent (make example); unit
+#   make test     lint (make lint); the documentation (make docs); the example dependent (make example); unit
 #                 tests; unit tests again under ThreadSanitizer; a short stress run built with
 #                 ThreadSanitizer. Any failure, TSan report or documentation warning fails it.
 #   make docs     the DocC catalog, Sources/Interlock/Interlock.docc, with the toolchain's docc
