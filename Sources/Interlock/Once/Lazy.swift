@@ -10,8 +10,9 @@
 //
 //   field      written by                               read by
 //   ---------  ---------------------------------------  ---------------------------------------
-//   _words.0   _OnceWord (atomics only)                 _OnceWord: NEW, RUNNING, SLEEPERS, DONE
-//   _words.1   _OnceWord: the runner's thread id         the recursion check
+//   _state     _OnceWord (atomics only)                 _OnceWord: NEW, RUNNING, SLEEPERS, DONE;
+//                                                       the getter's fast path (Atomic.load)
+//   _runner    _OnceWord: the runner's thread id         the recursion check
 //   _value     init (nil); the runner, once, inside     anyone, only after reading DONE with an
 //              the body, before its release of DONE     acquire (or the runner itself)
 //   _make      init; the runner, once, inside the body  the runner, inside the body
@@ -30,9 +31,14 @@
 //     exists (waiters do not wait for those deinitializers).
 //
 // Costs: once computed, `value` is one inline acquire load and a compare, then a copy of the
-// value (a retain when it holds a reference).
+// value (a retain when it holds a reference). The fast path's load is the Synchronization
+// module's `Atomic.load`, a compiler builtin, not the shim's C function: Swift's IRGen marks
+// every call inside a thunk `noinline`, so where the optimizer inlines `value` into a client's
+// protocol witness thunk a C call would stay a call (2.4-3.2 times a Swift lazy global in
+// OnceBenchmarks); the slow path, `_OnceWord`, reaches the same word through its address.
 
 import CInterlock
+import Synchronization
 
 /// A value computed on first use, exactly once, by whichever thread asks first.
 ///
@@ -52,9 +58,11 @@ import CInterlock
 ///   itself forever. A closure that waits for another thread that reads ``value`` deadlocks;
 ///   that is not detected.
 public final class Lazy<Value: Sendable>: @unchecked Sendable {
-    // Reached only through `_word` (see the file comment). The first stored property, so at a
-    // fixed offset whatever `Value` is.
-    @usableFromInline internal var _words: (UInt32, UInt32) = (0, 0)
+    // The state word and the runner's id, contiguous (4 + 4 bytes): `_OnceWord` reaches both
+    // through `_word`; the getter's fast path loads `_state` (see the file comment). The first
+    // stored properties, so at a fixed offset whatever `Value` is.
+    @usableFromInline internal let _state = Atomic<UInt32>(0)
+    @usableFromInline internal var _runner: UInt32 = 0
     // Written once by the runner before DONE; read after DONE (see the file comment).
     @exclusivity(unchecked) @usableFromInline internal var _value: Value? = nil
     // Touched only by the runner, inside the body (see the file comment).
@@ -66,13 +74,17 @@ public final class Lazy<Value: Sendable>: @unchecked Sendable {
     ///   read of ``value``, and released afterwards.
     public init(_ make: @escaping @Sendable () -> Value) {
         _make = make
+        assert(
+            withUnsafeMutablePointer(to: &_runner) { UnsafeMutableRawPointer($0) }
+                == UnsafeMutableRawPointer(_word + 1),
+            "Lazy: the runner id does not follow the state word (the layout _OnceWord relies on)")
     }
 
     @inlinable @inline(__always)
     internal var _word: UnsafeMutablePointer<UInt32> {
-        // SAFETY: `_words` is the first stored property of this final class and a homogeneous
-        // tuple (laid out as an array) of fixed layout, so its offset does not depend on
-        // `Value`; objects never move, and `self` is alive for the call.
+        // SAFETY: `_state` (an Atomic<UInt32>: 4 bytes, laid out as a UInt32) is the first stored
+        // property of this final class and `_runner` follows it at offset 4, so neither offset
+        // depends on `Value`; objects never move, and `self` is alive for the call.
         _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UInt32.self)
     }
 
@@ -85,7 +97,8 @@ public final class Lazy<Value: Sendable>: @unchecked Sendable {
     ///   initializer".
     @inlinable
     public var value: Value {
-        if _fastPath(_OnceWord.isDone(_word)) {
+        // Acquire: pairs with the runner's release exchange of DONE (OnceWord.swift).
+        if _fastPath(_state.load(ordering: .acquiring) == _OnceWord.done) {
             // SAFETY: DONE was read with an acquire, so the runner's store of `.some` is visible
             // and nothing writes `_value` again.
             return _value.unsafelyUnwrapped
