@@ -78,13 +78,15 @@
 //     word with an acquire load after waking.
 //
 // A short spin before sleeping: a caller that finds RUNNING re-reads the word after each pause
-// (no backoff: a body's end must be seen within a pause), for at most 128 pauses (a few microseconds) before it marks SLEEPERS and sleeps. Bodies of a
-// once-initialisation that allocate, open files or build tables outlast the spin, and their
-// callers sleep as before (the spin is bounded, never the length of a body); bodies shorter than
-// a futex round trip (tens of microseconds on a virtual machine) no longer cost every
-// overlapping caller a sleep and the runner a wake-all. Deciding figure: four threads racing on
-// fresh tokens whose body is a few dozen multiply-adds took 97 ns per token sleeping at once,
-// against 41 ns for an Int? under Synchronization.Mutex, which spins first.
+// (no backoff: a body's end must be seen within a pause), for at most 128 pauses (a few
+// microseconds), before it marks SLEEPERS and sleeps. Bodies of a once-initialisation that
+// allocate, open files or build tables outlast the spin, and their callers sleep as before (the
+// spin is bounded, never the length of a body); bodies shorter than a futex round trip (tens of
+// microseconds on a virtual machine) no longer cost every overlapping caller a sleep and the
+// runner a wake-all. Deciding figures (OnceBenchmarks, four threads on two cores racing through
+// fresh tokens whose body is a few dozen multiply-adds, single runs): Lazy went from 1,082 to
+// 308-367 ns per token; Once read 97 ns before and 185-196 after, with the Mutex<Int?> peer at
+// 41-43 ns in all of them; neither is where it should be yet (Benchmarks/README.md).
 
 import CInterlock
 
