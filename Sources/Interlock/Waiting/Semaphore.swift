@@ -19,6 +19,11 @@
 //                               old < 0: matched one committed waiter: hand it a unit
 //   tryWait  CAS count c -> c-1 while c > 0 (never commits)
 //
+// Tasks (Semaphore+Async.swift) commit by the same decrement and queue a record in the same
+// list, holding a continuation instead of a futex word; the hand-off resumes it. A task that is
+// cancelled or times out withdraws as a timed thread does, or, when a signal has already counted
+// for it, stays queued as a ghost whose grant is passed on by a signal of the granting thread.
+//
 // The hand-off (slow paths, under `listLock`, a `_MutexWord`):
 //   - a committed waiter takes a unit from `pending` if there is one; otherwise it queues a
 //     record (on its own stack: word 0) at the tail, releases the lock, and waits for the word
@@ -68,12 +73,15 @@
 
 import CInterlock
 
-/// A sleeping waiter's record, on its own stack for the length of its wait.
+/// A waiter's record in the FIFO list: a thread's, on its own stack for the length of its wait,
+/// or a task's, inside its `_SemaphoreTaskWaiter` object (Semaphore+Async.swift).
 @usableFromInline
 internal struct _SemaphoreWaiter {
-    /// 0 waiting (spinning), 2 asleep on this word, 1 granted a unit.
+    /// A thread's record: 0 waiting (spinning), 2 asleep on this word, 1 granted a unit.
     @usableFromInline var word: UInt32 = 0
     @usableFromInline var next: UnsafeMutablePointer<_SemaphoreWaiter>? = nil
+    /// A task's record: its waiter object, retained by the list while queued; nil for a thread.
+    @usableFromInline var task: Unmanaged<_SemaphoreTaskWaiter>? = nil
     @inlinable init() {}
 }
 
@@ -125,6 +133,8 @@ public final class Semaphore: @unchecked Sendable {
     // Read and written only through the field pointers below after init; the first stored
     // property, so at a fixed offset of the object's one allocation.
     @usableFromInline internal var _storage: _SemaphoreState
+    /// Tests only: called by a signal's hand-off before it takes listLock (set before use).
+    internal var _handOffHook: (@Sendable () -> Void)?
 
     /// Creates a semaphore holding `value` units.
     /// - Parameter value: the units free at the start; 0 to wait for a signal.
@@ -164,6 +174,10 @@ public final class Semaphore: @unchecked Sendable {
     }
 
     /// Takes a unit, sleeping until one is free.
+    ///
+    /// Blocks the calling thread: unavailable in async code, where `try await wait()` suspends
+    /// the task instead.
+    @available(*, noasync, message: "blocks the thread; use 'try await wait()', which suspends the task")
     @inlinable @inline(__always)
     public func wait() {
         // Acquire: pairs with the release increment of the signal that freed the unit.
@@ -177,6 +191,7 @@ public final class Semaphore: @unchecked Sendable {
     /// ``tryWait()``.
     /// - Returns: `true` when the caller took a unit, `false` when the deadline passed first
     ///   (then it holds none).
+    @available(*, noasync, message: "blocks the thread; use 'try await wait(before:)', which suspends the task")
     @inlinable
     public func wait(before deadline: ContinuousClock.Instant) -> Bool {
         if ContinuousClock.now >= deadline { return tryWait() }
@@ -215,18 +230,31 @@ public final class Semaphore: @unchecked Sendable {
     /// in `pending` for the waiter that has not queued yet.
     @usableFromInline @inline(never)
     internal func _handOff() {
-        _MutexWord.lock(_listLock, for: .semaphore)
-        guard let first = _head.pointee else {
-            _pending.pointee += 1
+        _handOffHook?()
+        while true {
+            _MutexWord.lock(_listLock, for: .semaphore)
+            guard let first = _head.pointee else {
+                _pending.pointee += 1
+                _ = _MutexWord.unlock(_listLock, for: .semaphore)
+                return
+            }
+            _unlink(first, after: nil)
+            if let task = first.pointee.task {
+                // A task's record: resume it, or pass the unit on if it was abandoned
+                // (Semaphore+Async.swift). Takes over the list's reference.
+                if _grant(task.takeRetainedValue()) { return }
+                // Passing on is a signal of its own (this thread's, so release publishes what
+                // the first signal published). Release: as in signal().
+                if ilk_atomic_fetch_add_i64(_count, 1, ILK_ORDER_RELEASE) >= 0 { return }
+                continue
+            }
+            let word = _wordOf(first)
+            // Release: pairs with the waiter's acquire load of 1; our last access to the record.
+            let asleep = ilk_atomic_exchange_u32(word, 1, ILK_ORDER_RELEASE) == 2
             _ = _MutexWord.unlock(_listLock, for: .semaphore)
+            if asleep { _Futex.wakeOne(word, for: .semaphore) }
             return
         }
-        _unlink(first, after: nil)
-        let word = _wordOf(first)
-        // Release: pairs with the waiter's acquire load of 1; our last access to the record.
-        let asleep = ilk_atomic_exchange_u32(word, 1, ILK_ORDER_RELEASE) == 2
-        _ = _MutexWord.unlock(_listLock, for: .semaphore)
-        if asleep { _Futex.wakeOne(word, for: .semaphore) }
     }
 
     /// A wait whose decrement found no unit: committed; waits for the unit handed to it, or
@@ -263,26 +291,40 @@ public final class Semaphore: @unchecked Sendable {
             // The deadline passed: granted meanwhile, withdraw, or wait for the grant in flight.
             _MutexWord.lock(listLock, for: .semaphore)
             // Relaxed: under listLock, which every grant is made under; acquire comes below.
-            if ilk_atomic_load_u32(word, ILK_ORDER_RELAXED) != 1 {
-                let count = _count
-                // Relaxed (both): under listLock; no unit or data moves with the withdrawal.
-                var current = ilk_atomic_load_i64(count, ILK_ORDER_RELAXED)
-                while current < 0 {
-                    let found = ilk_atomic_cas_value_i64(
-                        count, current, current + 1, ILK_ORDER_RELAXED, ILK_ORDER_RELAXED)
-                    if found == current {
-                        _unlinkQueued(record)
-                        _ = _MutexWord.unlock(listLock, for: .semaphore)
-                        return false
-                    }
-                    current = found
-                }
+            if ilk_atomic_load_u32(word, ILK_ORDER_RELAXED) != 1 && _withdraw() {
+                _unlinkQueued(record)
+                _ = _MutexWord.unlock(listLock, for: .semaphore)
+                return false
             }
             _ = _MutexWord.unlock(listLock, for: .semaphore)
             // Granted, or a grant is on its way (count >= 0): take it.
             _ = _HandOff.await(word, spinning: false, deadline: nil, spinWindow: _spinWindow, for: .semaphore)
             return true
         }
+    }
+
+    /// Tests only: the records queued now (threads' and tasks', ghosts included).
+    internal var _queuedSnapshot: Int {
+        _MutexWord.lock(_listLock, for: .semaphore)
+        defer { _ = _MutexWord.unlock(_listLock, for: .semaphore) }
+        return _queued.pointee
+    }
+
+    /// Takes back a committed waiter's decrement (CAS count c -> c + 1 while c < 0), so that no
+    /// signal is owed to it. Under listLock. - Returns: `false` when the count is not negative:
+    /// every committed waiter, the caller included, is matched by a signal that has counted and
+    /// will hand a unit over (the file comment), so the caller cannot withdraw.
+    @usableFromInline
+    internal func _withdraw() -> Bool {
+        let count = _count
+        // Relaxed (both): under listLock; no unit or data moves with the withdrawal.
+        var current = ilk_atomic_load_i64(count, ILK_ORDER_RELAXED)
+        while current < 0 {
+            let found = ilk_atomic_cas_value_i64(count, current, current + 1, ILK_ORDER_RELAXED, ILK_ORDER_RELAXED)
+            if found == current { return true }
+            current = found
+        }
+        return false
     }
 
     @inlinable @inline(__always)

@@ -41,7 +41,9 @@
 //     previous design cleared WAITING and advanced a separate epoch after the decrement; an
 //     enter() and wait() of the next cycle could slip between, and that wait returned at the
 //     old zero with tasks still running: the fork-join benchmark hung on the drifted count.)
-//   - Under listLock, the list is non-empty exactly when NOTIFY is set. A body is appended
+//   - Under listLock, a non-empty list (bodies, or tasks suspended in `wait() async`,
+//     WaitGroup+Async.swift) implies NOTIFY; NOTIFY with an empty list happens only after a
+//     task's wait was cancelled, and the next zero clears it. A body is appended
 //     only while the count is non-zero or a PENDING zero with NOTIFY awaits processing; the
 //     processing of the next zero takes the whole list under the lock, so each body runs
 //     exactly once, at a zero that came after its registration began.
@@ -113,11 +115,14 @@ public final class WaitGroup: @unchecked Sendable {
     @usableFromInline internal var _storage: _WaitGroupState
     // Guarded by listLock.
     @usableFromInline internal var _bodies: [@Sendable () -> Void]
+    // Tasks suspended in `wait() async` (WaitGroup+Async.swift). Guarded by listLock.
+    @usableFromInline internal var _taskWaiters: [_WaitGroupTaskWaiter]
 
     /// Creates a group with no task entered.
     public init() {
         _storage = _WaitGroupState()
         _bodies = []
+        _taskWaiters = []
     }
 
     @usableFromInline static var _countMask: UInt64 { (1 << 30) - 1 }
@@ -191,6 +196,10 @@ public final class WaitGroup: @unchecked Sendable {
     }
 
     /// Blocks until the count is zero (at some instant during the call).
+    ///
+    /// Blocks the calling thread: unavailable in async code, where `try await wait()` suspends
+    /// the task instead.
+    @available(*, noasync, message: "blocks the thread; use 'try await wait()', which suspends the task")
     @inlinable
     public func wait() {
         // Acquire: pairs with the leaves' releases (file comment).
@@ -202,6 +211,7 @@ public final class WaitGroup: @unchecked Sendable {
     ///
     /// Never returns `false` before the deadline.
     /// - Returns: `true` when the count was zero, `false` when the deadline passed first.
+    @available(*, noasync, message: "blocks the thread; use 'try await wait(before:)', which suspends the task")
     @inlinable
     public func wait(before deadline: ContinuousClock.Instant) -> Bool {
         // Acquire: as in wait().
@@ -263,9 +273,14 @@ public final class WaitGroup: @unchecked Sendable {
             if old & WaitGroup._waiting != 0 { new &+= WaitGroup._epochUnit }
         } while !ilk_atomic_cas_strong_u64(_state, &old, new, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST)
         var bodies: [@Sendable () -> Void] = []
-        if old & WaitGroup._notify != 0 { swap(&bodies, &_bodies) }
+        var tasks: [UnsafeContinuation<_WaitGroupWaitOutcome, Never>] = []
+        if old & WaitGroup._notify != 0 {
+            swap(&bodies, &_bodies)
+            tasks = _takeTaskWaiters()
+        }
         _ = _MutexWord.unlock(listLock, for: .waitGroup)
         if old & WaitGroup._waiting != 0 { _Futex.wakeAll(_epochWord, for: .waitGroup) }
+        for task in tasks { task.resume(returning: .zero) }
         for body in bodies { body() }
     }
 
