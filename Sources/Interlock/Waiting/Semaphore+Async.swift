@@ -2,6 +2,9 @@
 // continuation in the semaphore's FIFO list of waiters), never blocking its thread; threads and
 // tasks wait in the same list and are served in one arrival order.
 //
+// The suspension itself (cancellation handler, continuation, the deadline's timer task) is
+// TaskWait.swift's, shared with the other type; this file holds the waiter's state machine.
+//
 // Algorithm: the counter and the hand-off of Semaphore.swift, unchanged. A task whose decrement
 // found no unit is committed, exactly as a thread is; instead of a record on its stack and a
 // futex word, it queues a record inside a `_SemaphoreTaskWaiter` object (the list retains it
@@ -19,7 +22,7 @@
 //                                                       abandon (-> abandoned)
 //   abandoned  cancelled or timed out before enqueue    enqueue: withdraws or queues a ghost
 //              ran (the outcome is kept)                 and resumes with the outcome
-//   queued     in the list, continuation stored         a grant (-> resumed, `.granted`) or
+//   queued     in the list, continuation stored         a grant (-> resumed, `.served`) or
 //                                                       abandon (-> resumed, or ghost)
 //   ghost      in the list, already resumed (cancelled  the grant that reaches it: unlinks it
 //              or timed out); a signal counted for it   and passes the unit on (a signal)
@@ -70,14 +73,6 @@
 
 import CInterlock
 
-/// How a task's wait ended (the value its continuation is resumed with).
-@usableFromInline
-internal enum _SemaphoreWaitOutcome: Sendable {
-    case granted
-    case cancelled
-    case timedOut
-}
-
 /// A task waiting on a ``Semaphore``: its record in the list and its continuation (see
 /// Semaphore+Async.swift). Every mutable field is guarded by the semaphore's listLock, hence
 /// `@unchecked Sendable`: the cancellation handler and the timer task reach it from other threads.
@@ -86,7 +81,7 @@ internal final class _SemaphoreTaskWaiter: @unchecked Sendable {
     @usableFromInline
     internal enum State {
         case new
-        case abandoned(_SemaphoreWaitOutcome)
+        case abandoned(_TaskWaitOutcome)
         case queued
         case ghost
         case resumed
@@ -95,7 +90,7 @@ internal final class _SemaphoreTaskWaiter: @unchecked Sendable {
     // The record that the list links; the first stored property, at a stable address.
     @usableFromInline internal var _record = _SemaphoreWaiter()
     @usableFromInline internal var state = State.new
-    @usableFromInline internal var continuation: UnsafeContinuation<_SemaphoreWaitOutcome, Never>?
+    @usableFromInline internal var continuation: UnsafeContinuation<_TaskWaitOutcome, Never>?
 
     @usableFromInline internal init() {}
 
@@ -172,34 +167,17 @@ extension Semaphore {
     @usableFromInline @inline(never)
     internal func _waitAsync(deadline: ContinuousClock.Instant?) async throws -> Bool {
         let waiter = _SemaphoreTaskWaiter()
-        let timer = deadline.map { deadline in
-            Task { [self] in
-                // Task.sleep may end a little early on some clocks: sleep until it is past.
-                while ContinuousClock.now < deadline {
-                    do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
-                }
-                _abandon(waiter, .timedOut)
-            }
-        }
-        defer { timer?.cancel() }
-        let outcome = await withTaskCancellationHandler {
-            await withUnsafeContinuation { continuation in
-                _enqueue(waiter, continuation)
-            }
-        } onCancel: {
-            _abandon(waiter, .cancelled)
-        }
-        switch outcome {
-        case .granted: return true
-        case .timedOut: return false
-        case .cancelled: throw CancellationError()
+        return try await _TaskWait.suspend(deadline: deadline) { continuation in
+            _enqueue(waiter, continuation)
+        } abandon: { [self] outcome in
+            _abandon(waiter, outcome)
         }
     }
 
     /// Queues a committed task's record (or serves it from `pending`, or finishes an abandon
     /// that came first); resumes the continuation unless the record is left waiting.
     internal func _enqueue(
-        _ waiter: _SemaphoreTaskWaiter, _ continuation: UnsafeContinuation<_SemaphoreWaitOutcome, Never>
+        _ waiter: _SemaphoreTaskWaiter, _ continuation: UnsafeContinuation<_TaskWaitOutcome, Never>
     ) {
         let listLock = _listLock
         _MutexWord.lock(listLock, for: .semaphore)
@@ -209,7 +187,7 @@ extension Semaphore {
                 _pending.pointee -= 1
                 waiter.state = .resumed
                 _ = _MutexWord.unlock(listLock, for: .semaphore)
-                continuation.resume(returning: .granted)
+                continuation.resume(returning: .served)
                 return
             }
             waiter.continuation = continuation
@@ -250,7 +228,7 @@ extension Semaphore {
 
     /// Abandons a task's wait (cancelled, or its deadline passed): resumes it with `outcome`
     /// unless its grant or an earlier abandon came first (the file comment).
-    internal func _abandon(_ waiter: _SemaphoreTaskWaiter, _ outcome: _SemaphoreWaitOutcome) {
+    internal func _abandon(_ waiter: _SemaphoreTaskWaiter, _ outcome: _TaskWaitOutcome) {
         let listLock = _listLock
         _MutexWord.lock(listLock, for: .semaphore)
         switch waiter.state {
@@ -288,7 +266,7 @@ extension Semaphore {
             waiter.continuation = nil
             waiter.state = .resumed
             _ = _MutexWord.unlock(_listLock, for: .semaphore)
-            continuation.resume(returning: .granted)
+            continuation.resume(returning: .served)
             return true
         case .ghost:
             waiter.state = .resumed

@@ -1,6 +1,9 @@
 // WaitGroup, waiting in Swift concurrency: a task waits for the count to reach zero suspended
 // (a continuation in the group's list), never blocking its thread.
 //
+// The suspension itself (cancellation handler, continuation, the deadline's timer task) is
+// TaskWait.swift's, shared with the other type; this file holds the waiter's state machine.
+//
 // Algorithm: a task's wait is a `notify` that can be taken back. It registers under listLock
 // exactly as `notify(_:)` does: when the count is zero and no zero is pending it returns at
 // once; otherwise it sets NOTIFY (or finds it set) and appends its waiter object to
@@ -20,7 +23,7 @@
 //                                                           (-> abandoned)
 //   abandoned  cancelled or timed out before registering    register: resumes with the outcome
 //   listed     in `_taskWaiters`, continuation stored        the zero's processing (-> resumed,
-//                                                           `.zero`) or abandon (-> resumed)
+//                                                           `.served`) or abandon (-> resumed)
 //   resumed    final
 //
 // Invariants:
@@ -41,14 +44,6 @@
 
 import CInterlock
 
-/// How a task's wait on a ``WaitGroup`` ended.
-@usableFromInline
-internal enum _WaitGroupWaitOutcome: Sendable {
-    case zero
-    case cancelled
-    case timedOut
-}
-
 /// A task waiting on a ``WaitGroup`` (WaitGroup+Async.swift). Every mutable field is guarded by
 /// the group's listLock, hence `@unchecked Sendable`: the cancellation handler and the timer task
 /// reach it from other threads.
@@ -57,13 +52,13 @@ internal final class _WaitGroupTaskWaiter: @unchecked Sendable {
     @usableFromInline
     internal enum State {
         case new
-        case abandoned(_WaitGroupWaitOutcome)
+        case abandoned(_TaskWaitOutcome)
         case listed
         case resumed
     }
 
     @usableFromInline internal var state = State.new
-    @usableFromInline internal var continuation: UnsafeContinuation<_WaitGroupWaitOutcome, Never>?
+    @usableFromInline internal var continuation: UnsafeContinuation<_TaskWaitOutcome, Never>?
 
     @usableFromInline internal init() {}
 }
@@ -102,34 +97,17 @@ extension WaitGroup {
     @usableFromInline @inline(never)
     internal func _waitAsync(deadline: ContinuousClock.Instant?) async throws -> Bool {
         let waiter = _WaitGroupTaskWaiter()
-        let timer = deadline.map { deadline in
-            Task { [self] in
-                // Task.sleep may end a little early on some clocks: sleep until it is past.
-                while ContinuousClock.now < deadline {
-                    do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
-                }
-                _abandon(waiter, .timedOut)
-            }
-        }
-        defer { timer?.cancel() }
-        let outcome = await withTaskCancellationHandler {
-            await withUnsafeContinuation { continuation in
-                _register(waiter, continuation)
-            }
-        } onCancel: {
-            _abandon(waiter, .cancelled)
-        }
-        switch outcome {
-        case .zero: return true
-        case .timedOut: return false
-        case .cancelled: throw CancellationError()
+        return try await _TaskWait.suspend(deadline: deadline) { continuation in
+            _register(waiter, continuation)
+        } abandon: { [self] outcome in
+            _abandon(waiter, outcome)
         }
     }
 
     /// Lists a task's waiter for the next zero, or resumes it at once (the count is zero, or an
     /// abandon came first).
     internal func _register(
-        _ waiter: _WaitGroupTaskWaiter, _ continuation: UnsafeContinuation<_WaitGroupWaitOutcome, Never>
+        _ waiter: _WaitGroupTaskWaiter, _ continuation: UnsafeContinuation<_TaskWaitOutcome, Never>
     ) {
         let listLock = _listLock
         _MutexWord.lock(listLock, for: .waitGroup)
@@ -147,7 +125,7 @@ extension WaitGroup {
                 // sequence, so their work is visible to the task.
                 waiter.state = .resumed
                 _ = _MutexWord.unlock(listLock, for: .waitGroup)
-                continuation.resume(returning: .zero)
+                continuation.resume(returning: .served)
                 return
             }
             if ilk_atomic_cas_strong_u64(_state, &old, old | WaitGroup._notify, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST) {
@@ -162,7 +140,7 @@ extension WaitGroup {
 
     /// Takes a task's wait back (cancelled, or its deadline passed) unless the zero or an
     /// earlier abandon came first.
-    internal func _abandon(_ waiter: _WaitGroupTaskWaiter, _ outcome: _WaitGroupWaitOutcome) {
+    internal func _abandon(_ waiter: _WaitGroupTaskWaiter, _ outcome: _TaskWaitOutcome) {
         let listLock = _listLock
         _MutexWord.lock(listLock, for: .waitGroup)
         switch waiter.state {
@@ -191,7 +169,7 @@ extension WaitGroup {
 
     /// Empties `_taskWaiters` for the zero being processed. Under listLock.
     /// - Returns: their continuations, to resume after the lock is released.
-    internal func _takeTaskWaiters() -> [UnsafeContinuation<_WaitGroupWaitOutcome, Never>] {
+    internal func _takeTaskWaiters() -> [UnsafeContinuation<_TaskWaitOutcome, Never>] {
         if _taskWaiters.isEmpty { return [] }
         var taken: [_WaitGroupTaskWaiter] = []
         swap(&taken, &_taskWaiters)
