@@ -45,6 +45,7 @@ enum WorkloadRegistry {
         // Semaphores and groups
         .semaphorePool,
         .semaphoreProducerConsumer,
+        .semaphoreThreadsAndTasks,
         .waitGroupRounds,
         // Once and lazy initialization
         .onceExactlyOnce,
