@@ -176,6 +176,22 @@ package.targets += [
     )
 ]
 
+// Semaphore's async waits and AsyncLazy on the cooperative pool: against an actor semaphore, a
+// Synchronization.Mutex with a FIFO of CheckedContinuations, and a Task stored behind a Mutex.
+package.targets += [
+    .executableTarget(
+        name: "AsyncBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Interlock", package: "Interlock"),
+        ],
+        path: "Benchmarks/AsyncBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
+        ]
+    )
+]
+
 // Once, Lazy and AtomicLazyReference: against pthread_once, a Swift lazy global, an Int? under
 // Synchronization.Mutex, and swift-atomics' ManagedAtomicLazyReference.
 package.targets += [

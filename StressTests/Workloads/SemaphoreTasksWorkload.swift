@@ -19,7 +19,8 @@ extension Workload {
     /// `semaphore-threads-and-tasks`; see the file comment.
     static let semaphoreThreadsAndTasks = Workload(
         name: "semaphore-threads-and-tasks",
-        summary: "Semaphore: threads and tasks share a pool, tasks cancelled at random; holders <= units, units conserved",
+        summary:
+            "Semaphore: threads and tasks share a pool, tasks cancelled at random; holders <= units, units conserved",
         latencySampleInterval: 1
     ) { context in
         let units = Swift.max(1, Swift.min(2, context.threadCount - 1))

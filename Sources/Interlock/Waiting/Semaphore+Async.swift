@@ -105,8 +105,8 @@ internal final class _SemaphoreTaskWaiter: @unchecked Sendable {
 extension Semaphore {
     /// Takes a unit, suspending the task (not blocking its thread) until one is free.
     ///
-    /// Threads blocked in ``wait()`` and tasks suspended here wait in one queue and get units in
-    /// the order they started waiting. A call that finds a unit free takes it at once, even in a
+    /// Threads blocked in the blocking `wait()` and tasks suspended here wait in one queue and
+    /// get units in the order they started waiting. A call that finds a unit free takes it at once, even in a
     /// task that is already cancelled.
     ///
     /// - Throws: `CancellationError` when the task is cancelled while it waits; it then holds no

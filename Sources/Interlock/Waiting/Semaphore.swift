@@ -106,7 +106,7 @@ internal struct _SemaphoreState {
 
 /// A counting semaphore: the heir of Dispatch's `DispatchSemaphore`.
 ///
-/// It holds a number of units. ``wait()`` takes one, sleeping until one is free; ``signal()``
+/// It holds a number of units. `wait()` takes one, sleeping until one is free; ``signal()``
 /// returns one, waking a waiter if any. Use it to regulate a finite resource (a pool of
 /// connections: the initial value is the pool's size) or, with an initial value of 0, to let one
 /// thread wait for an event another signals.
@@ -118,7 +118,7 @@ internal struct _SemaphoreState {
 /// useSharedResource()
 /// ```
 ///
-/// An uncontended ``wait()`` or ``signal()`` is one atomic instruction and no system call. A
+/// An uncontended `wait()` or ``signal()`` is one atomic instruction and no system call. A
 /// thread that must wait spins briefly (when few wait), then sleeps.
 ///
 /// Fairness: sleeping waiters get units in the order they started waiting; a thread arriving

@@ -67,7 +67,7 @@ extension WaitGroup {
     /// Suspends the task (not blocking its thread) until the count is zero, at some instant
     /// during the call.
     ///
-    /// Returns at once when the count is zero. Threads in ``wait()`` and tasks here may wait on
+    /// Returns at once when the count is zero. Threads in the blocking `wait()` and tasks here may wait on
     /// the same group; the zero resumes them all.
     ///
     /// - Throws: `CancellationError` when the task is cancelled while it waits.

@@ -87,7 +87,7 @@ internal struct _WaitGroupState {
 
 /// Waiting for a set of tasks: the heir of Dispatch's `DispatchGroup`.
 ///
-/// Call ``enter(_:)`` before a task starts and ``leave()`` when it ends; ``wait()`` blocks
+/// Call ``enter(_:)`` before a task starts and ``leave()`` when it ends; `wait()` blocks
 /// until every entered task has left, and ``notify(_:)`` runs a body once that happens.
 ///
 /// ```swift
@@ -100,7 +100,7 @@ internal struct _WaitGroupState {
 /// ```
 ///
 /// A group can be used again once its count is back at zero. Whatever a task wrote before its
-/// ``leave()`` is visible to a thread returning from ``wait()`` and to the ``notify(_:)``
+/// ``leave()`` is visible to a thread returning from `wait()` and to the ``notify(_:)``
 /// bodies. ``enter(_:)`` and ``leave()`` are one atomic instruction each and make no system
 /// call unless a thread waits or a body is registered. An ``enter(_:)`` that meets the zero
 /// of the previous cycle while its last ``leave()`` is still waking waiters or taking the
