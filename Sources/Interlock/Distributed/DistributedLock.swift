@@ -100,9 +100,11 @@ import Darwin
 /// It records the holder's process id, host name, acquisition time (see ``lockInfo()``) and a
 /// random token that proves ownership to ``unlock()``. Creating the object creates nothing.
 ///
-/// The lock never blocks by itself: ``tryLock()`` answers at once, ``lock(before:pollInterval:)``
-/// polls until a deadline. A holder that crashes leaves the lock held; ``breakLockIfStale(olderThan:)``
-/// removes it only when it is provably stale, ``breakLock()`` unconditionally.
+/// The lock never blocks by itself: ``tryLock()`` answers at once,
+/// ``lock(before:pollInterval:)-2azyp`` polls until a deadline, and its async form
+/// ``lock(before:pollInterval:)-5qx52`` polls suspending the task instead of blocking its thread.
+/// A holder that crashes leaves the lock held; ``breakLockIfStale(olderThan:)`` removes it only
+/// when it is provably stale, ``breakLock()`` unconditionally.
 ///
 /// One object may be used from several threads; it holds the lock at most once (a second
 /// `tryLock` while it holds the lock returns `false`).
@@ -291,7 +293,8 @@ public final class DistributedLock: @unchecked Sendable {
     ///
     /// Tries at once, then every `pollInterval` with a random jitter of ±25% (so that many
     /// waiters do not retry in step), and once more at the deadline. A deadline in the past
-    /// makes it a ``tryLock()``.
+    /// makes it a ``tryLock()``. It blocks the calling thread between attempts; in a task, call
+    /// it with `await`, which selects the overload that suspends the task instead.
     /// - Parameters:
     ///   - deadline: when to give up.
     ///   - pollInterval: the mean time between attempts; non-positive values mean 1 ms.
@@ -302,14 +305,23 @@ public final class DistributedLock: @unchecked Sendable {
         before deadline: ContinuousClock.Instant,
         pollInterval: Duration = .milliseconds(10)
     ) throws -> Bool {
-        let interval = pollInterval > .zero ? pollInterval : .milliseconds(1)
         while true {
             if try tryLock() { return true }
             let now = ContinuousClock.now
             if now >= deadline { return false }
-            let jittered = interval * Double.random(in: 0.75...1.25)
-            _DLSys.sleep(min(jittered, deadline - now))
+            _DLSys.sleep(Self.pollPause(pollInterval, before: deadline, now: now))
         }
+    }
+
+    /// The pause between two attempts of `lock(before:pollInterval:)`, the blocking one and the
+    /// async one (DistributedLock+Async.swift), so that both follow the same rules: the mean is
+    /// `pollInterval` (non-positive values mean 1 ms), with a random jitter of ±25% so that many
+    /// waiters do not retry in step, and it never ends after `deadline`.
+    static func pollPause(
+        _ pollInterval: Duration, before deadline: ContinuousClock.Instant, now: ContinuousClock.Instant
+    ) -> Duration {
+        let interval = pollInterval > .zero ? pollInterval : .milliseconds(1)
+        return min(interval * Double.random(in: 0.75...1.25), deadline - now)
     }
 
     // MARK: - Releasing

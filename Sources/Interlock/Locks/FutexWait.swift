@@ -40,7 +40,7 @@ import Darwin
 @usableFromInline
 internal enum _FutexUser: UInt8, Sendable {
     case lock, recursiveLock, readWriteLock, condition, conditionLock, semaphore, waitGroup
-    case once, lazy, synchronized, test
+    case once, lazy, asyncLazy, synchronized, test
 
     @usableFromInline
     internal var typeName: String {
@@ -54,6 +54,7 @@ internal enum _FutexUser: UInt8, Sendable {
         case .waitGroup: "WaitGroup"
         case .once: "Once"
         case .lazy: "Lazy"
+        case .asyncLazy: "AsyncLazy"
         case .synchronized: "synchronized(_:_:)"
         case .test: "a test's futex word"
         }
