@@ -20,12 +20,35 @@ final class InterlockAsyncSemaphore: AsyncSemaphoreContender {
     @inline(__always) func signal() async { semaphore.signal() }
 }
 
+/// A FIFO of waiters in an array with a moving head (amortized: no allocation per waiter once
+/// the array has grown), as the hand-written peers keep them.
+struct WaiterFIFO<Waiter> {
+    var waiters: [Waiter] = []
+    var head = 0
+    var isEmpty: Bool { head == waiters.count }
+    mutating func append(_ waiter: Waiter) { waiters.append(waiter) }
+    mutating func popFirst() -> Waiter? {
+        guard head < waiters.count else { return nil }
+        let first = waiters[head]
+        head += 1
+        if head == waiters.count {
+            waiters.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return first
+    }
+    /// Removes the first waiter that `matches` (a cancelled one).
+    mutating func remove(where matches: (Waiter) -> Bool) -> Waiter? {
+        guard let index = waiters[head...].firstIndex(where: matches) else { return nil }
+        return waiters.remove(at: index)
+    }
+}
+
 /// The usual hand-written answer: an actor holding the count and a FIFO of continuations (no
 /// cancellation support, which would make it slower).
 actor ActorSemaphore {
     var value: Int
-    var waiters: [CheckedContinuation<Void, Never>] = []
-    var head = 0
+    var waiters = WaiterFIFO<CheckedContinuation<Void, Never>>()
     init(value: Int) { self.value = value }
     func wait() async {
         if value > 0 {
@@ -35,17 +58,7 @@ actor ActorSemaphore {
         await withCheckedContinuation { waiters.append($0) }
     }
     func signal() {
-        if head < waiters.count {
-            let next = waiters[head]
-            head += 1
-            if head == waiters.count {
-                waiters.removeAll(keepingCapacity: true)
-                head = 0
-            }
-            next.resume()
-        } else {
-            value += 1
-        }
+        if let next = waiters.popFirst() { next.resume() } else { value += 1 }
     }
 }
 
@@ -63,8 +76,7 @@ final class MutexContinuationSemaphore: AsyncSemaphoreContender {
     static var contenderName: String { "Mutex + CheckedContinuation" }
     struct State {
         var value: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
-        var head = 0
+        var waiters = WaiterFIFO<CheckedContinuation<Void, Never>>()
     }
     let state: Mutex<State>
     init(value: Int) { state = Mutex(State(value: value)) }
@@ -91,17 +103,59 @@ final class MutexContinuationSemaphore: AsyncSemaphoreContender {
     }
     func signal() async {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.head < state.waiters.count else {
-                state.value += 1
+            if let next = state.waiters.popFirst() { return next }
+            state.value += 1
+            return nil
+        }
+        next?.resume()
+    }
+}
+
+/// The same with cancellation, as `wait() async throws` promises it (and as the popular
+/// packages' cancellable waits do): waiters keyed by an id, so that a cancellation handler can
+/// remove its own and resume it with `CancellationError`.
+final class CancellableMutexContinuationSemaphore: AsyncSemaphoreContender {
+    static var contenderName: String { "Mutex + CheckedContinuation, cancellable" }
+    struct State {
+        var value: Int
+        var nextID = 0
+        var waiters = WaiterFIFO<(id: Int, continuation: CheckedContinuation<Void, any Error>)>()
+    }
+    let state: Mutex<State>
+    init(value: Int) { state = Mutex(State(value: value)) }
+    func wait() async throws {
+        let id: Int? = state.withLock { state in
+            if state.value > 0 {
+                state.value -= 1
                 return nil
             }
-            let next = state.waiters[state.head]
-            state.head += 1
-            if state.head == state.waiters.count {
-                state.waiters.removeAll(keepingCapacity: true)
-                state.head = 0
+            state.nextID += 1
+            return state.nextID
+        }
+        guard let id else { return }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let resumeNow: Result<Void, any Error>? = state.withLock { state in
+                    if state.value > 0 {
+                        state.value -= 1
+                        return .success(())
+                    }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiters.append((id, continuation))
+                    return nil
+                }
+                if let resumeNow { continuation.resume(with: resumeNow) }
             }
-            return next
+        } onCancel: {
+            let cancelled = state.withLock { state in state.waiters.remove { $0.id == id }?.continuation }
+            cancelled?.resume(throwing: CancellationError())
+        }
+    }
+    func signal() async {
+        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            if let next = state.waiters.popFirst() { return next.continuation }
+            state.value += 1
+            return nil
         }
         next?.resume()
     }
