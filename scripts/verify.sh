@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# make verify: model-checks the futex protocols with spin (Verification/Models/*.pml).
+#
+# For each model: checks first that the source it mirrors has not changed since the model was
+# last compared with it (scripts/check-model-sources.py), then runs every `@config` line of its
+# header as an exhaustive safety search (assertions, and invalid end states: a thread asleep
+# forever) and requires "errors: 0" with no search truncated; then runs every `@mutant` line and
+# requires a counterexample (errors > 0 and a trail). VERIFY_MUTANTS=0 skips the mutants;
+# VERIFY_ONLY=name runs one model. Installs spin when missing and it can (ensure-verify-deps.sh).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$root/scripts/ensure-verify-deps.sh"
+python3 "$root/scripts/check-model-sources.py"
+
+models_dir="$root/Verification/Models"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cp "$models_dir"/*.pml "$work/"
+cd "$work"
+
+failures=0
+run_one() { # model, kind (config|mutant), flags...
+    local model="$1" kind="$2"
+    shift 2
+    local flags=("$@")
+    rm -f pan pan.* ./*.trail
+    if ! spin -a "${flags[@]}" "$model.pml" >spin.out 2>&1; then
+        echo "verify: $model [$kind ${flags[*]}]: spin could not translate the model:" >&2
+        cat spin.out >&2
+        failures=$((failures + 1))
+        return
+    fi
+    gcc -O2 -DSAFETY -DVECTORSZ=4096 -o pan pan.c 2>gcc.out || {
+        echo "verify: $model [$kind ${flags[*]}]: pan did not compile:" >&2
+        cat gcc.out >&2
+        failures=$((failures + 1))
+        return
+    }
+    local start end
+    start=$(date +%s.%N)
+    ./pan -m2000000 >pan.out 2>&1 || true
+    end=$(date +%s.%N)
+    local errors states truncated
+    errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.out | head -1)
+    states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.out | head -1)
+    truncated=$(grep -c "max search depth too small" pan.out || true)
+    local seconds
+    seconds=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    if [ "$kind" = config ]; then
+        if [ "${errors:-x}" = 0 ] && [ "$truncated" = 0 ]; then
+            printf 'verify: %-22s %-34s ok       %12s states  %5s s\n' "$model" "${flags[*]}" "$states" "$seconds"
+        else
+            echo "verify: $model [${flags[*]}] FAILED (errors: ${errors:-?}, truncated: $truncated):" >&2
+            sed -n '1,40p' pan.out >&2
+            if ls ./*.trail >/dev/null 2>&1; then
+                echo "--- counterexample (spin -t -p):" >&2
+                spin -t -p "${flags[@]}" "$model.pml" 2>&1 | tail -60 >&2
+            fi
+            failures=$((failures + 1))
+        fi
+    else
+        if [ "${errors:-0}" != 0 ] && ls ./*.trail >/dev/null 2>&1; then
+            local what
+            what=$(grep -m1 -E "assertion violated|invalid end state" pan.out | sed 's/^pan:[0-9]*: *//; s/ (at depth.*//')
+            printf 'verify: %-22s %-34s mutant caught: %s\n' "$model" "${flags[*]}" "$what"
+        else
+            echo "verify: $model [mutant ${flags[*]}] was NOT caught: the model cannot fail this way" >&2
+            failures=$((failures + 1))
+        fi
+    fi
+}
+
+for path in "$models_dir"/*.pml; do
+    model="$(basename "$path" .pml)"
+    [ "$model" = futex ] && continue
+    [ -n "${VERIFY_ONLY:-}" ] && [ "$model" != "$VERIFY_ONLY" ] && continue
+    while IFS= read -r line; do
+        # shellcheck disable=SC2086
+        run_one "$model" config $line
+    done < <(sed -n 's/^ \* @config //p' "$path")
+    if [ "${VERIFY_MUTANTS:-1}" != 0 ]; then
+        while IFS= read -r line; do
+            # shellcheck disable=SC2086
+            run_one "$model" mutant $line
+        done < <(sed -n 's/^ \* @mutant //p' "$path")
+    fi
+done
+
+if [ "$failures" -ne 0 ]; then
+    echo "verify: $failures check(s) failed" >&2
+    exit 1
+fi
+echo "verify: every model holds and every mutant was caught"
