@@ -4,6 +4,14 @@
 #   make test     lint (make lint); the documentation (make docs); the example dependent (make example); unit
 #                 tests; unit tests again under ThreadSanitizer; a short stress run built with
 #                 ThreadSanitizer. Any failure, TSan report or documentation warning fails it.
+#   make verify   model-checks the futex protocols with spin (Verification/Models/*.pml): every
+#                 model exhaustively for 2 and 3 threads, every planted mutant must be caught,
+#                 and every model's mirrored source must be unchanged since it was compared
+#                 (scripts/check-model-sources.py); installs spin when missing. Part of test.
+#   make soak     every stress workload in 3 processes at once until 10^8 operations each (or
+#                 600 s per workload), with totals and each process's resident set; fails when a
+#                 queue's memory grows (scripts/soak.sh). Long: not part of test, which runs
+#                 make soak-short (2 processes, 10^6 operations or 2 s per workload).
 #   make docs     the DocC catalog, Sources/Interlock/Interlock.docc, with the toolchain's docc
 #                 into .build-docs/Interlock.doccarchive; warnings (a symbol link that does not
 #                 resolve, in an article or a doc comment) are errors (scripts/build-docs.sh)
@@ -27,7 +35,7 @@ export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
 STRESS_ARGS ?=
 
-.PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan bench bench-ratios bench-chart bench-spread
+.PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan verify soak soak-short bench bench-ratios bench-chart bench-spread
 
 deps:
 	@scripts/ensure-deps.sh
@@ -48,7 +56,21 @@ lint:
 stress: deps
 	$(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: lint test-deps docs example unit unit-tsan stress-tsan
+test: lint verify test-deps docs example unit unit-tsan stress-tsan soak-short
+
+# The spin models of the futex protocols (Verification/Models): each exhaustive for 2 and 3
+# threads, each mutant caught, each model's mirrored code unchanged since it was compared.
+verify:
+	@scripts/verify.sh
+
+# Every workload in several processes until 10^8 operations each (or 600 s), with totals and
+# the resident set per workload (scripts/soak.sh; hours: its own target, not part of test).
+soak:
+	@SWIFT="$(SWIFT)" scripts/soak.sh
+
+# The same, short (2 processes, 10^6 operations or 2 s per workload): part of test.
+soak-short:
+	@SWIFT="$(SWIFT)" SOAK_PROCESSES=2 SOAK_OPERATIONS=1000000 SOAK_SECONDS=2 scripts/soak.sh
 
 docs: deps
 	SWIFT="$(SWIFT)" scripts/build-docs.sh

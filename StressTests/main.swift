@@ -37,7 +37,8 @@ let selected =
 exit(
     StressRunner(
         configuration: RunConfiguration(
-            threads: command.threadCount, seconds: command.seconds, directory: command.directory,
+            threads: command.threadCount, seconds: command.seconds, operations: command.operations,
+            directory: command.directory,
             jsonPath: command.json, only: command.only,
             watchdogGrace: .nanoseconds(Int64((command.watchdogGrace * 1e9).rounded()))),
         workloads: selected

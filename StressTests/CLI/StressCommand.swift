@@ -1,8 +1,8 @@
 // The command line of `interlock-stress`: its options, how they are parsed and checked, and the
 // help and usage text.
 //
-//   interlock-stress [--threads N] [--seconds S] [--only NAME ...] [--json PATH]
-//                    [--directory PATH] [--list]
+//   interlock-stress [--threads N] [--seconds S] [--operations N] [--only NAME ...]
+//                    [--json PATH] [--directory PATH] [--list]
 //
 // Hidden: `--child NAME [--child-arg ARG ...]` runs workload NAME's child entry point instead
 // of the harness (see `Workload.child` and `WorkloadContext.spawnChild(arguments:)`), and
@@ -20,6 +20,8 @@ import Foundation
 struct StressCommand: Equatable {
     var threads: Int?
     var seconds: Double = 3
+    /// `--operations`: stop each workload once it has done this many operations.
+    var operations: Int?
     var only: [String] = []
     var json: String?
     var directory: String?
@@ -97,6 +99,9 @@ struct StressCommand: Equatable {
         }
         if !(seconds > 0) || !seconds.isFinite {
             throw UsageError("--seconds must be a positive number of seconds, not \(seconds).")
+        }
+        if let operations, operations <= 0 {
+            throw UsageError("--operations must be a positive number of operations, not \(operations).")
         }
         let unknown = only.filter { WorkloadRegistry.workload(named: $0) == nil }
         if !unknown.isEmpty {
@@ -227,6 +232,15 @@ private struct Option: Sendable {
         ) {
             guard let seconds = Double($1) else { return false }
             $0.seconds = seconds
+            return true
+        },
+        Option(
+            name: "--operations", arity: .value(unconditional: true), valueName: "n",
+            help: "Stop each workload once it has done n operations in all (or at --seconds, "
+                + "whichever comes first); 1e8 and the like allowed."
+        ) {
+            guard let value = Double($1), value.isFinite, value.rounded() == value, value < 9e18 else { return false }
+            $0.operations = Int(value)
             return true
         },
         Option(

@@ -19,6 +19,9 @@ final class WorkloadContext: @unchecked Sendable {
     let duration: Duration
     /// Latency sampling period, from ``Workload/latencySampleInterval``.
     let latencySampleInterval: Int
+    /// `--operations`: the workers stop once they have done this many operations in all, or at
+    /// the end of ``duration``, whichever comes first (nil: at the end of ``duration``).
+    let targetOperations: Int?
 
     private let baseDirectory: String
     private let onProgress: (_ elapsed: Duration, _ operations: Int) -> Void
@@ -33,6 +36,8 @@ final class WorkloadContext: @unchecked Sendable {
     private(set) var operations = 0
     private(set) var latencies = LatencyHistogram()
     private(set) var elapsed: Duration = .zero
+    /// The resident set while the workers ran (nil without procfs).
+    private(set) var residentMemory: ResidentSummary?
     private var threadsRan = false
 
     /// At most this many violation messages are kept (the rest are counted).
@@ -40,12 +45,13 @@ final class WorkloadContext: @unchecked Sendable {
 
     init(
         workloadName: String, threadCount: Int, duration: Duration, latencySampleInterval: Int,
-        baseDirectory: String, onProgress: @escaping (Duration, Int) -> Void
+        targetOperations: Int? = nil, baseDirectory: String, onProgress: @escaping (Duration, Int) -> Void
     ) {
         self.workloadName = workloadName
         self.threadCount = threadCount
         self.duration = duration
         self.latencySampleInterval = latencySampleInterval
+        self.targetOperations = targetOperations
         self.baseDirectory = baseDirectory
         self.onProgress = onProgress
     }
@@ -87,16 +93,23 @@ final class WorkloadContext: @unchecked Sendable {
             return start + duration
         }
         let deadline = start + duration
+        var memory = ResidentSampler()
         while case let now = clock.now, now < deadline {
             let left = deadline - now
             sleepNanoseconds(UInt64(min(left, .milliseconds(200)).nanoseconds))
-            // Relaxed: a progress display; exactness comes after the join.
-            onProgress(clock.now - start, counters.reduce(0) { $0 + $1.load(ordering: .relaxed) })
+            // Relaxed: a progress display and the --operations target; exactness comes after
+            // the join (the workers may overshoot the target by what they do in 200 ms).
+            let done = counters.reduce(0) { $0 + $1.load(ordering: .relaxed) }
+            onProgress(clock.now - start, done)
+            memory.sample(elapsed: clock.now - start)
+            if let targetOperations, done >= targetOperations { break }
         }
         // Relaxed: the flag carries no data (see StressWorker.keepRunning); join orders the rest.
         stopFlag.store(true, ordering: .relaxed)
         group.join()
         elapsed = clock.now - start
+        memory.sample(elapsed: elapsed)
+        residentMemory = memory.summary
         for slot in slots {
             operations += slot.operations
             if let sample = slot.latencies { latencies.merge(sample) }

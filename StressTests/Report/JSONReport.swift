@@ -14,6 +14,8 @@ struct JSONReport: Codable {
     struct Configuration: Codable {
         let threads: Int
         let secondsPerWorkload: Double
+        /// `--operations`, when given.
+        let operationsPerWorkload: Int?
         let workloads: [String]
         let directory: String
         let activeProcessors: Int

@@ -42,6 +42,8 @@ struct WorkloadResult: Codable, Sendable {
     /// How many violations were reported in all.
     let violationCount: Int
     let notes: [ResultNote]
+    /// The resident set while the workload ran (JSON only; nil without procfs or when hung).
+    let residentMemory: ResidentSummary?
 
     init(workload: Workload, context: WorkloadContext) {
         name = workload.name
@@ -56,6 +58,7 @@ struct WorkloadResult: Codable, Sendable {
         violationCount = total
         passed = total == 0
         notes = context.notes.map { ResultNote(name: $0.0, value: $0.1) }
+        residentMemory = context.residentMemory
     }
 
     /// The result of a workload that never finished (see `Watchdog`).
@@ -71,5 +74,6 @@ struct WorkloadResult: Codable, Sendable {
         violations = [message]
         violationCount = 1
         notes = []
+        residentMemory = nil
     }
 }

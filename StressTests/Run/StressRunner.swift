@@ -7,6 +7,8 @@ import Foundation
 struct RunConfiguration: Sendable {
     let threads: Int
     let seconds: Double
+    /// `--operations`: stop each workload at this many operations (or at `seconds`).
+    let operations: Int?
     /// `--directory`, or `nil` for a fresh temporary directory.
     let directory: String?
     let jsonPath: String?
@@ -59,7 +61,8 @@ struct StressRunner {
             let duration = Duration.nanoseconds(Int64((configuration.seconds * 1e9).rounded()))
             let context = WorkloadContext(
                 workloadName: workload.name, threadCount: configuration.threads, duration: duration,
-                latencySampleInterval: workload.latencySampleInterval, baseDirectory: base,
+                latencySampleInterval: workload.latencySampleInterval,
+                targetOperations: configuration.operations, baseDirectory: base,
                 onProgress: { [seconds = configuration.seconds] elapsed, operations in
                     display.update(index, workload.name, elapsed: elapsed, seconds: seconds, operations: operations)
                 })
@@ -92,6 +95,7 @@ struct StressRunner {
             let report = JSONReport(
                 configuration: .init(
                     threads: configuration.threads, secondsPerWorkload: configuration.seconds,
+                    operationsPerWorkload: configuration.operations,
                     workloads: workloads, directory: directory,
                     activeProcessors: ProcessInfo.processInfo.activeProcessorCount, startedAt: startedAt,
                     timerOverheadNanoseconds: timerOverhead),

@@ -51,6 +51,9 @@ struct StressCommandTests {
         #expect(command(["--threads=+8"])?.threads == 8)
         #expect(command(["--seconds", "0.25"])?.seconds == 0.25)
         #expect(command(["--seconds=1e-3"])?.seconds == 0.001)
+        #expect(command(["--operations", "1e8"])?.operations == 100_000_000)
+        #expect(command(["--operations=2500"])?.operations == 2_500)
+        #expect(command([])?.operations == nil)
         #expect(command(["--json", "out.json"])?.json == "out.json")
         #expect(command(["--json=-"])?.json == "-")
         #expect(command(["--directory", "/mnt/nfs"])?.directory == "/mnt/nfs")
@@ -111,8 +114,8 @@ struct StressCommandTests {
         #expect(help.hasPrefix("OVERVIEW: Runs Interlock's primitives under load"))
         #expect(
             help.contains(
-                "USAGE: interlock-stress [--threads <n>] [--seconds <seconds>] [--only <name> ...] "
-                    + "[--json <path>] [--directory <path>] [--list]\n"))
+                "USAGE: interlock-stress [--threads <n>] [--seconds <seconds>] [--operations <n>] "
+                    + "[--only <name> ...] [--json <path>] [--directory <path>] [--list]\n"))
         #expect(
             help.contains(
                 "\n  --threads <n>           Worker threads per workload (default: 2 × active\n"
@@ -124,8 +127,8 @@ struct StressCommandTests {
     }
 
     static let usageLine =
-        "Usage: interlock-stress [--threads <n>] [--seconds <seconds>] [--only <name> ...] "
-        + "[--json <path>] [--directory <path>] [--list]"
+        "Usage: interlock-stress [--threads <n>] [--seconds <seconds>] [--operations <n>] "
+        + "[--only <name> ...] [--json <path>] [--directory <path>] [--list]"
 
     @Test(
         "bad command lines: each rejected with a message naming the option or argument",
@@ -154,6 +157,9 @@ struct StressCommandTests {
             (["--threads", "99999999999999999999"], "The value '99999999999999999999' is invalid for '--threads <n>'"),
             (["--threads="], "The value '' is invalid for '--threads <n>'"),
             (["--seconds", "abc"], "The value 'abc' is invalid for '--seconds <seconds>'"),
+            (["--operations", "1.5"], "The value '1.5' is invalid for '--operations <n>'"),
+            (["--operations", "x"], "The value 'x' is invalid for '--operations <n>'"),
+            (["--operations", "0"], "--operations must be a positive number of operations, not 0."),
             (["--watchdog-grace", "x"], "The value 'x' is invalid for '--watchdog-grace'"),
             // Numbers out of range, names that do not exist, empty paths.
             (["--threads", "0"], "--threads must be an integer from 1 to 4096, not 0."),
