@@ -8,6 +8,8 @@
 #                 model exhaustively for 2 and 3 threads, every planted mutant must be caught,
 #                 and every model's mirrored source must be unchanged since it was compared
 #                 (scripts/check-model-sources.py); installs spin when missing. Part of test.
+#   make stress-inject  every stress workload with fault injection (--inject INJECT_SEED, 1 s
+#                 each): slow paths yield or sleep at random at named points. Part of test.
 #   make soak     every stress workload in 3 processes at once until 10^8 operations each (or
 #                 600 s per workload), with totals and each process's resident set; fails when a
 #                 queue's memory grows (scripts/soak.sh). Long: not part of test, which runs
@@ -35,7 +37,7 @@ export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
 STRESS_ARGS ?=
 
-.PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan verify soak soak-short bench bench-ratios bench-chart bench-spread
+.PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan stress-inject verify soak soak-short bench bench-ratios bench-chart bench-spread
 
 deps:
 	@scripts/ensure-deps.sh
@@ -56,12 +58,21 @@ lint:
 stress: deps
 	$(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: lint verify test-deps docs example unit unit-tsan stress-tsan soak-short
+test: lint verify test-deps docs example unit unit-tsan stress-tsan stress-inject soak-short
 
 # The spin models of the futex protocols (Verification/Models): each exhaustive for 2 and 3
 # threads, each mutant caught, each model's mirrored code unchanged since it was compared.
 verify:
 	@scripts/verify.sh
+
+# Every workload with fault injection (Sources/Interlock/Injection): the library and the harness
+# built with -DINTERLOCK_FAULT_INJECTION in their own scratch path, run with --inject SEED, so that
+# the slow paths yield or sleep at random at their named points. INJECT_SEED picks the seed.
+INJECT_SEED ?= 1
+INJECT_SECONDS ?= 1
+stress-inject: deps
+	$(SWIFT) build -c release --scratch-path .build-inject -Xswiftc -DINTERLOCK_FAULT_INJECTION --product interlock-stress
+	.build-inject/release/interlock-stress --inject $(INJECT_SEED) --seconds $(INJECT_SECONDS) $(STRESS_ARGS)
 
 # Every workload in several processes until 10^8 operations each (or 600 s), with totals and
 # the resident set per workload (scripts/soak.sh; hours: its own target, not part of test).

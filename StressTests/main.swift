@@ -27,6 +27,12 @@ if command.list {
     }
     exit(0)
 }
+#if INTERLOCK_FAULT_INJECTION
+if let seed = command.inject {
+    Injector.install(seed: seed)
+    injectionSeed = seed
+}
+#endif
 if let child = command.child, let workload = WorkloadRegistry.workload(named: child), let entry = workload.child {
     exit(ChildMode.run(workload: workload, entry: entry, command: command))
 }
@@ -34,7 +40,7 @@ let selected =
     command.only.isEmpty
     ? WorkloadRegistry.all
     : WorkloadRegistry.all.filter { command.only.contains($0.name) }
-exit(
+let status =
     StressRunner(
         configuration: RunConfiguration(
             threads: command.threadCount, seconds: command.seconds, operations: command.operations,
@@ -42,4 +48,8 @@ exit(
             jsonPath: command.json, only: command.only,
             watchdogGrace: .nanoseconds(Int64((command.watchdogGrace * 1e9).rounded()))),
         workloads: selected
-    ).run())
+    ).run()
+#if INTERLOCK_FAULT_INJECTION
+if command.inject != nil { print(Injector.summary) }
+#endif
+exit(status)

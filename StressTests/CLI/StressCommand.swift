@@ -1,8 +1,8 @@
 // The command line of `interlock-stress`: its options, how they are parsed and checked, and the
 // help and usage text.
 //
-//   interlock-stress [--threads N] [--seconds S] [--operations N] [--only NAME ...]
-//                    [--json PATH] [--directory PATH] [--list]
+//   interlock-stress [--threads N] [--seconds S] [--operations N] [--inject SEED]
+//                    [--only NAME ...] [--json PATH] [--directory PATH] [--list]
 //
 // Hidden: `--child NAME [--child-arg ARG ...]` runs workload NAME's child entry point instead
 // of the harness (see `Workload.child` and `WorkloadContext.spawnChild(arguments:)`), and
@@ -22,6 +22,8 @@ struct StressCommand: Equatable {
     var seconds: Double = 3
     /// `--operations`: stop each workload once it has done this many operations.
     var operations: Int?
+    /// `--inject`: the seed of fault injection (a harness built with it only).
+    var inject: UInt64?
     var only: [String] = []
     var json: String?
     var directory: String?
@@ -99,6 +101,11 @@ struct StressCommand: Equatable {
         }
         if !(seconds > 0) || !seconds.isFinite {
             throw UsageError("--seconds must be a positive number of seconds, not \(seconds).")
+        }
+        if inject != nil && !injectionAvailable {
+            throw UsageError(
+                "--inject needs a harness built with fault injection: run `make stress-inject`, or build with "
+                    + "`swift build -c release --scratch-path .build-inject -Xswiftc -DINTERLOCK_FAULT_INJECTION`.")
         }
         if let operations, operations <= 0 {
             throw UsageError("--operations must be a positive number of operations, not \(operations).")
@@ -242,6 +249,14 @@ private struct Option: Sendable {
             guard let value = Double($1), value.isFinite, value.rounded() == value, value < 9e18 else { return false }
             $0.operations = Int(value)
             return true
+        },
+        Option(
+            name: "--inject", arity: .value(unconditional: true), valueName: "seed",
+            help: "Fault injection from this seed: slow paths yield or sleep at random "
+                + "(a harness built with it: make stress-inject)."
+        ) {
+            $0.inject = UInt64($1)
+            return $0.inject != nil
         },
         Option(
             name: "--only", arity: .valuesUpToNextOption, valueName: "name",

@@ -26,6 +26,7 @@ final class WorkloadContext: @unchecked Sendable {
     private let baseDirectory: String
     private let onProgress: (_ elapsed: Duration, _ operations: Int) -> Void
     private let stopFlag = AtomicBool(false)
+    private let childOrdinal = AtomicInt(0)
     private let lock = NSLock()
     // Guarded by `lock`:
     private var violationMessages: [String] = []
@@ -200,6 +201,10 @@ final class WorkloadContext: @unchecked Sendable {
             "--seconds", String(duration.seconds),
         ]
         for argument in arguments { all += ["--child-arg", argument] }
+        if let seed = injectionSeed {
+            // Relaxed: only distinct seeds are needed.
+            all += ["--inject", String(seed &+ UInt64(childOrdinal.add(1, ordering: .relaxed)))]
+        }
         return try ChildProcess.launch(arguments: all)
     }
 }

@@ -115,7 +115,8 @@ struct StressCommandTests {
         #expect(
             help.contains(
                 "USAGE: interlock-stress [--threads <n>] [--seconds <seconds>] [--operations <n>] "
-                    + "[--only <name> ...] [--json <path>] [--directory <path>] [--list]\n"))
+                    + "[--inject <seed>] [--only <name> ...] [--json <path>] [--directory <path>] "
+                    + "[--list]\n"))
         #expect(
             help.contains(
                 "\n  --threads <n>           Worker threads per workload (default: 2 × active\n"
@@ -128,7 +129,7 @@ struct StressCommandTests {
 
     static let usageLine =
         "Usage: interlock-stress [--threads <n>] [--seconds <seconds>] [--operations <n>] "
-        + "[--only <name> ...] [--json <path>] [--directory <path>] [--list]"
+        + "[--inject <seed>] [--only <name> ...] [--json <path>] [--directory <path>] [--list]"
 
     @Test(
         "bad command lines: each rejected with a message naming the option or argument",
@@ -160,6 +161,12 @@ struct StressCommandTests {
             (["--operations", "1.5"], "The value '1.5' is invalid for '--operations <n>'"),
             (["--operations", "x"], "The value 'x' is invalid for '--operations <n>'"),
             (["--operations", "0"], "--operations must be a positive number of operations, not 0."),
+            (["--inject", "x"], "The value 'x' is invalid for '--inject <seed>'"),
+            (
+                ["--inject", "7"],
+                "--inject needs a harness built with fault injection: run `make stress-inject`, or build with "
+                    + "`swift build -c release --scratch-path .build-inject -Xswiftc -DINTERLOCK_FAULT_INJECTION`."
+            ),
             (["--watchdog-grace", "x"], "The value 'x' is invalid for '--watchdog-grace'"),
             // Numbers out of range, names that do not exist, empty paths.
             (["--threads", "0"], "--threads must be an integer from 1 to 4096, not 0."),

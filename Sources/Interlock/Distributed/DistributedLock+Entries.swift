@@ -32,6 +32,7 @@ extension DistributedLock {
             if !unnamedUnsupported.load(ordering: .relaxed) {
                 switch try _DLSys.linkUnnamed(directory: directory, entry: entry, bytes, sync: durable) {
                 case .linked(let identity, let descriptor):
+                    _inject(.distributedLockLinked)
                     return (token, identity, descriptor)
                 case .held:
                     _ = try _DLSys.readRecord(entry)  // a foreign entry is reported, see below
@@ -43,7 +44,10 @@ extension DistributedLock {
             let identity = try _DLSys.createExclusive(temporary, bytes, sync: durable)
             defer { _DLSys.unlinkEntry(temporary) }
             let linkError = _DLSys.linkEntry(temporary, entry)
-            if linkError == 0 { return (token, identity, -1) }
+            if linkError == 0 {
+                _inject(.distributedLockLinked)
+                return (token, identity, -1)
+            }
             // A lost NFS reply: the link happened if the temporary file now has two names.
             if let temp = try? _DLSys.lstatEntry(temporary), temp.st_nlink == 2 { return (token, identity, -1) }
             guard linkError == EEXIST else {

@@ -256,6 +256,7 @@ internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
             let index = ilk_atomic_fetch_add_u64(tail.enqueueIndex, 1, ILK_ORDER_SEQ_CST)
             if index < slotCount {
                 let slot = Int(truncatingIfNeeded: index)
+                _inject(.queueSlotHandOff)
                 // SAFETY: I1: this thread alone writes this slot's storage until FULL.
                 tail.rawElement(slot).initializeMemory(as: Element.self, to: element)
                 // Release: publishes the element to the dequeuer's acquire exchange.
@@ -352,6 +353,7 @@ internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
                 continue  // the segment ran out under us: the test above moves head
             }
             let slot = Int(truncatingIfNeeded: index)
+            _inject(.queueSlotHandOff)
             _awaitEnqueuer(head, slot: slot, index: index)
             // Acquire: pairs with the enqueuer's release CAS EMPTY -> FULL.
             if ilk_atomic_exchange_u64(head.state(slot), _Segment.taken, ILK_ORDER_ACQUIRE) == _Segment.full {
@@ -402,6 +404,7 @@ internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
             _ = ilk_atomic_cas_value_ptr(_words.second, head.base, next, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED)
         }
         if ilk_atomic_cas_value_ptr(_words.first, head.base, next, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED) == head.base {
+            _inject(.rcuRetire)
             ilk_rcu_retire(head.base, _Segment.byteCount)  // I4
         }
     }

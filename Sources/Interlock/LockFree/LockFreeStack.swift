@@ -138,6 +138,7 @@ public final class LockFreeStack<Element> {
     /// Hands an unlinked node to RCU: reused (pool) or freed (aligned block) after a grace period.
     @inlinable @inline(__always)
     internal static func _retireNode(_ node: UnsafeMutableRawPointer) {
+        _inject(.rcuRetire)
         if _pooled { ilk_node_retire(node, _nodeSize) } else { ilk_rcu_retire(node, _nodeSize) }
     }
 

@@ -81,9 +81,10 @@ internal enum _Futex {
     internal static func wait(
         _ word: UnsafeMutablePointer<UInt32>, expected: UInt32, for user: _FutexUser
     ) -> WaitResult {
+        _inject(.futexWait)
         // SAFETY: `word` is a live, 4-byte-aligned UInt32 owned by a lock object that the
         // caller keeps alive for the call.
-        _result(ilk_futex_wait(word, expected, -1), user)
+        return _result(ilk_futex_wait(word, expected, -1), user)
     }
 
     /// Sleeps while `*word == expected`, until `deadline` at the latest.
@@ -95,6 +96,7 @@ internal enum _Futex {
         _ word: UnsafeMutablePointer<UInt32>, expected: UInt32,
         until deadline: ContinuousClock.Instant, for user: _FutexUser
     ) -> WaitResult {
+        _inject(.futexWait)
         while true {
             guard let bootDeadline = _bootTimeNanoseconds(of: deadline) else { return .timedOut }
             let r = ilk_futex_wait_until(word, expected, bootDeadline)
@@ -109,6 +111,7 @@ internal enum _Futex {
     /// - Returns: how many were woken (0 when the fallback cannot tell).
     @usableFromInline @discardableResult
     internal static func wake(_ word: UnsafeMutablePointer<UInt32>, count: Int32, for user: _FutexUser) -> Int32 {
+        _inject(.futexWake)
         let woken = ilk_futex_wake(word, count)
         if _slowPath(woken < 0) { _failure("wake", -woken, user) }
         return woken
@@ -135,6 +138,7 @@ internal enum _Futex {
         _ word: UnsafeMutablePointer<UInt32>, expected: UInt32, wake: Int32,
         onto target: UnsafeMutablePointer<UInt32>, for user: _FutexUser
     ) -> Int32? {
+        _inject(.futexWake)
         let r = ilk_futex_requeue(word, expected, wake, target, Int32.max)
         if r >= 0 { return r }
         if r == -EAGAIN { return nil }

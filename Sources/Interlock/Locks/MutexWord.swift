@@ -143,6 +143,7 @@ internal enum _MutexWord {
             return false
         }
         // The word went 2 -> 1 and nobody can take it from 1 (the CAS wants 0): free it.
+        _inject(.mutexUnlockStore)
         // Release: the next holder's acquire reads 0 from this store (the file comment).
         ilk_atomic_store_u32(word, 0, ILK_ORDER_RELEASE)
         // Someone may be parked; wake exactly one (no thundering herd).

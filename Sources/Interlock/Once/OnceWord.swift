@@ -181,6 +181,7 @@ internal enum _OnceWord {
             // Relaxed: as above. Cleared before the state leaves RUNNING, so that a retry by
             // another thread never finds this thread's id.
             ilk_atomic_store_u32(runner, 0, ILK_ORDER_RELAXED)
+            _inject(.onceRunnerDone)
             // Release: publishes the body's writes to every acquire that reads DONE (or, after a
             // throw, to the next runner's CAS NEW -> RUNNING).
             let previous = ilk_atomic_exchange_u32(word, completed ? done : new, ILK_ORDER_RELEASE)

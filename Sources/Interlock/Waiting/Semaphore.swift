@@ -231,6 +231,7 @@ public final class Semaphore: @unchecked Sendable {
     @usableFromInline @inline(never)
     internal func _handOff() {
         _handOffHook?()
+        _inject(.semaphoreHandOff)
         while true {
             _MutexWord.lock(_listLock, for: .semaphore)
             guard let first = _head.pointee else {
@@ -261,7 +262,8 @@ public final class Semaphore: @unchecked Sendable {
     /// until `deadline` and withdraws (file comment). - Returns: whether it took a unit.
     @usableFromInline @inline(never)
     internal func _waitSlow(deadline: ContinuousClock.Instant?) -> Bool {
-        withUnsafeTemporaryAllocation(of: _SemaphoreWaiter.self, capacity: 1) { buffer in
+        _inject(.semaphoreCommitted)
+        return withUnsafeTemporaryAllocation(of: _SemaphoreWaiter.self, capacity: 1) { buffer in
             // SAFETY: the record lives on this frame until the closure returns; it is queued
             // only between the enqueue and its grant or withdrawal, both of which unlink it
             // under listLock before this closure returns (file comment, invariants).

@@ -256,6 +256,7 @@ public final class WaitGroup: @unchecked Sendable {
             _lockMisuse("WaitGroup", name: nil, "leave() called more times than enter()")
         }
         _zeroProcessingHook?()
+        _inject(.waitGroupZero)
         _processZero()
     }
 
