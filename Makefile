@@ -14,6 +14,13 @@
 #                 600 s per workload), with totals and each process's resident set; fails when a
 #                 queue's memory grows (scripts/soak.sh). Long: not part of test, which runs
 #                 make soak-short (2 processes, 10^6 operations or 2 s per workload).
+#   make test-hosts  DistributedLock across hosts (scripts/test-hosts.sh): network namespaces as
+#                 hosts, a server exporting a directory over sshfs (OpenSSH), two clients mounting
+#                 it with sshfs's caches on; processes in both count under one lock (the count
+#                 must be exact), then the network is cut under a holder (every operation must
+#                 throw an error naming the lock's path). Installs openssh-server and sshfs when
+#                 missing; prints "skipped: REASON" without root, namespaces or FUSE. About 20 s.
+#                 Part of test. On a real NFS mount: scripts/test-hosts.sh --helper H --directory DIR.
 #   make docs     the DocC catalog, Sources/Interlock/Interlock.docc, with the toolchain's docc
 #                 into .build-docs/Interlock.doccarchive; warnings (a symbol link that does not
 #                 resolve, in an article or a doc comment) are errors (scripts/build-docs.sh)
@@ -37,7 +44,7 @@ export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
 STRESS_ARGS ?=
 
-.PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan stress-inject verify soak soak-short bench bench-ratios bench-chart bench-spread
+.PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan stress-inject verify soak soak-short bench bench-ratios bench-chart bench-spread test-hosts
 
 deps:
 	@scripts/ensure-deps.sh
@@ -58,12 +65,20 @@ lint:
 stress: deps
 	$(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: lint verify test-deps docs example unit unit-tsan stress-tsan stress-inject soak-short
+test: lint verify test-deps docs example unit unit-tsan stress-tsan stress-inject soak-short test-hosts
 
 # The spin models of the futex protocols (Verification/Models): each exhaustive for 2 and 3
 # threads, each mutant caught, each model's mirrored code unchanged since it was compared.
 verify:
 	@scripts/verify.sh
+
+# DistributedLock between "hosts" (network namespaces) sharing a directory over sshfs, with
+# interlock-dlock-helper (debug build) as the processes on them (scripts/test-hosts.sh).
+# HOSTS_BUILD_FLAGS adds swift build options, e.g. "--scratch-path .build-hosts".
+HOSTS_BUILD_FLAGS ?=
+test-hosts: deps
+	$(SWIFT) build $(HOSTS_BUILD_FLAGS) --product interlock-dlock-helper
+	scripts/test-hosts.sh --helper "$$($(SWIFT) build $(HOSTS_BUILD_FLAGS) --show-bin-path)/interlock-dlock-helper"
 
 # Every workload with fault injection (Sources/Interlock/Injection): the library and the harness
 # built with -DINTERLOCK_FAULT_INJECTION in their own scratch path, run with --inject SEED, so that

@@ -115,6 +115,91 @@ struct DistributedLockRecipeTests {
         #expect(directory.leftovers.isEmpty)
     }
 
+    /// A lock object forced onto the portable recipe, as on NFS or FUSE, in a local directory.
+    static func portableLock(_ path: String) throws -> DistributedLock {
+        let lock = try DistributedLock(path: path)
+        lock.unnamedUnsupported.store(true, ordering: .relaxed)
+        #expect(!lock.usesLocalFileSystemRecipe)
+        return lock
+    }
+
+    @Test("the portable recipe's unlock proves ownership by the token when the inode number changed")
+    func portableUnlockDoesNotNeedTheInodeNumber() throws {
+        // sshfs numbers inodes per name (SFTP has no inode numbers): the lock's name gets another
+        // number than the temporary file it was linked from, and unlock used to throw lockLost
+        // ("someone else's lock is at the path"), leaving the lock held forever
+        // (scripts/test-hosts.sh). A byte-identical copy renamed over the lock plays that here.
+        let directory = try DLTempDirectory()
+        let lock = try Self.portableLock(directory.file("l"))
+        for _ in 0..<3 {
+            #expect(try lock.tryLock())
+            let copy = directory.file("copy")
+            try DLTest.write(copy, try #require(DLTest.read(lock.path)))
+            try #require(rename(copy, lock.path) == 0)
+            try lock.unlock()
+            #expect(directory.entries.isEmpty)
+        }
+        // Someone else's lock under a new number is still someone else's: lockLost, left alone.
+        let theirs = try Self.portableLock(lock.path)
+        #expect(try lock.tryLock())
+        try lock.breakLock()
+        #expect(try theirs.tryLock())
+        let record = try #require(DLTest.read(lock.path))
+        let copy = directory.file("copy")
+        try DLTest.write(copy, record)
+        try #require(rename(copy, lock.path) == 0)
+        let error = try #require(throws: DistributedLockError.self) { try lock.unlock() }
+        #expect(error.code == .lockLost)
+        #expect(error.description.contains(lock.path))
+        #expect(DLTest.read(lock.path) == record)
+        #expect(directory.entries == ["l"])
+        try theirs.unlock()
+        #expect(directory.entries.isEmpty)
+    }
+
+    @Test("a link that fails with another errno than EEXIST while the lock is held means held (sshfs says EPERM)")
+    func linkFailureWhileHeldMeansHeld() throws {
+        let directory = try DLTempDirectory()
+        let lock = try Self.portableLock(directory.file("l"))
+        let output = directory.file("probe.out")
+        func probe() throws -> String {
+            let ending = try DLTest.run(
+                ["--link-errors", "sshfs", "probe", "tryLock", lock.path, output], environment: DLTest.namedTemporary)
+            #expect(ending == DLTest.Ending(exitCode: 0, signal: nil))
+            return DLTest.read(output) ?? "<no output>"
+        }
+        #expect(try lock.tryLock())
+        #expect(try probe() == "held")
+        try lock.unlock()
+        #expect(try probe() == "ok")  // the child took it (and exited holding it)
+        #expect(try !lock.tryLock())
+        #expect(try lock.breakLockIfStale())
+        #expect(directory.leftovers.isEmpty)
+    }
+
+    @Test(
+        "an unlock that the file system fails before it could look keeps the lock held, and a retry releases it",
+        arguments: [false, true])
+    func unlockFailureKeepsHolding(portable: Bool) throws {
+        // What a network file system does when its server is gone (scripts/test-hosts.sh cuts
+        // the network under a holder: EIO). Here the lock's directory is swapped for a file, so
+        // that lstat(2) fails with ENOTDIR, then put back.
+        let directory = try DLTempDirectory()
+        let parent = directory.file("d"), away = directory.file("away")
+        try #require(mkdir(parent, 0o755) == 0)
+        let lock = try portable ? Self.portableLock(parent + "/l") : DistributedLock(path: parent + "/l")
+        #expect(try lock.tryLock())
+        try #require(rename(parent, away) == 0)
+        try DLTest.write(parent, "not a directory")
+        let error = try #require(throws: DistributedLockError.self) { try lock.unlock() }
+        #expect(error.code == .parentNotDirectory)
+        #expect(error.description.contains(lock.path))
+        #expect(try !lock.tryLock())  // still held by this object
+        try #require(unlink(parent) == 0 && rename(away, parent) == 0)
+        try lock.unlock()
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: parent)) == [])
+    }
+
     /// Runs `tool` with `arguments` (posix_spawn, then waitpid) and returns its exit status
     /// (-1 if it could not start or did not exit normally).
     static func run(_ tool: String, _ arguments: [String]) throws -> Int32 {

@@ -43,20 +43,31 @@ extension DistributedLock {
             }
             let identity = try _DLSys.createExclusive(temporary, bytes, sync: durable)
             defer { _DLSys.unlinkEntry(temporary) }
-            let linkError = _DLSys.linkEntry(temporary, entry)
-            if linkError == 0 {
-                _inject(.distributedLockLinked)
-                return (token, identity, -1)
+            for attempt in 1...3 {
+                var linkError = _DLSys.linkEntry(temporary, entry)
+                if let hook = Self.linkTestHook { linkError = hook(linkError) }
+                if linkError == 0 {
+                    _inject(.distributedLockLinked)
+                    return (token, identity, -1)
+                }
+                // A lost NFS reply: the link happened if the temporary file now has two names.
+                if let temp = try? _DLSys.lstatEntry(temporary), temp.st_nlink == 2 { return (token, identity, -1) }
+                // Whatever the error, what is at the path now decides: not every file system
+                // says EEXIST (sshfs says EPERM: its SFTP server answers a generic failure).
+                // A lock is checked to be one, so that a foreign file at the path is reported
+                // instead of looking held forever.
+                if let (record, _) = try _DLSys.readRecord(entry) {
+                    // Our token: the link happened though it reported a failure (a lost reply
+                    // where link counts say nothing: sshfs reports 1). Another: held.
+                    return record.token == token ? (token, identity, -1) : nil
+                }
+                // Nothing there now. EEXIST: it was held at the link and released since.
+                if linkError == EEXIST { return nil }
+                // Another error: the link's own failure - or one that meant "exists" and the
+                // holder released the lock since; tried three times before it is reported.
+                if attempt == 3 { throw _DLSys.fail("link(\"\(temporary)\", \"\(entry)\")", entry, linkError) }
             }
-            // A lost NFS reply: the link happened if the temporary file now has two names.
-            if let temp = try? _DLSys.lstatEntry(temporary), temp.st_nlink == 2 { return (token, identity, -1) }
-            guard linkError == EEXIST else {
-                throw _DLSys.fail("link(\"\(temporary)\", \"\(entry)\")", entry, linkError)
-            }
-            // Held - by a lock, we check, so that a foreign file at the path is reported
-            // instead of looking held forever. (Gone since the link: it was held then.)
-            _ = try _DLSys.readRecord(entry)
-            return nil
+            return nil  // not reached: the third attempt returns or throws
         } catch let failure as _DistributedLockFailure {
             throw DistributedLockError(failure, path: path, operation: operation)
         }

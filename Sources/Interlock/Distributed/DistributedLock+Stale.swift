@@ -75,6 +75,11 @@ extension DistributedLock {
     /// breaker stalled by SIGSTOP, a paused VM or an NFS hang). `nil` in production.
     @_spi(Testing) public nonisolated(unsafe) static var breakerTestHook: (@Sendable (BreakerStep) -> Void)?
 
+    /// Maps the errno of acquisition's link(2) (0 for success) before the lock looks at it:
+    /// tests play file systems that report failures their own way (sshfs reports EEXIST as
+    /// EPERM). `nil` in production.
+    @_spi(Testing) public nonisolated(unsafe) static var linkTestHook: (@Sendable (Int32) -> Int32)?
+
     /// The path of the guard that serializes breakers: the lock's path with ".ilk-break" added.
     public var breakGuardPath: String { path + ".ilk-break" }
 

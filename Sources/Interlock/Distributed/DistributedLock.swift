@@ -19,18 +19,25 @@
 //      0666 (the kernel applies the umask). Then close it: NFS writes dirty data back on close,
 //      so any client that opens the lock after step 2 sees the whole record (close-to-open
 //      consistency). With `durable: true` the file is also fsync'ed first.
-//   2. link(temp, path). Success: we hold the lock. EEXIST: someone holds it. Any failure:
-//      lstat the temp file, and a link count of 2 means the link did happen (an NFS reply was
-//      lost and the retransmitted request failed) - we hold the lock. link(2) is atomic on
-//      local file systems and on NFS, where O_CREAT|O_EXCL was not before NFSv3 and mkdir
-//      cannot carry the record atomically.
+//   2. link(temp, path). Success: we hold the lock. Any failure: a link count of 2 on the temp
+//      file, or our token in the record now at path, means the link did happen (an NFS reply
+//      was lost and the retransmitted request failed; the token also where link counts say
+//      nothing, sshfs) - we hold the lock. Another lock record at path: someone holds it,
+//      whatever the errno (sshfs reports EEXIST as EPERM: its SFTP server answers a generic
+//      failure). Nothing at path: EEXIST means it was held and released since; another errno
+//      is the link's own failure, thrown after three attempts (or a holder left meanwhile).
+//      link(2) is atomic on local file systems, on NFS and through SFTP's hard link extension,
+//      where O_CREAT|O_EXCL was not before NFSv3 and mkdir cannot carry the record atomically.
 //   3. unlink(temp), on every path, success or failure: nothing is left behind.
 //   The lock entry therefore appears complete or not at all; a reader never sees a partial record.
 //
 // RELEASE — proven by the token, or by the inode we keep open, without removing someone
 // else's lock:
-//   1. lstat(path): its (device, inode) must be those of the file we linked; if not, or if
-//      nothing is there, the lock was broken: throw `lockLost`, touch nothing.
+//   1. lstat(path): its (device, inode) must be those of the file we linked - or, NFS-SAFE
+//      recipe, the record there must hold our token (file systems that number inodes per name,
+//      not per file, give the lock's name another number than the temporary file it was linked
+//      from: sshfs, whose SFTP has no inode numbers); if not, or if nothing is there, the lock
+//      was broken: throw `lockLost`, touch nothing.
 //   2. rename(path, tombstone) with a unique tombstone name in the same directory: atomically
 //      takes whatever is at path away from the name (rename ENOENT after a lost NFS reply is
 //      resolved by looking for the tombstone).
@@ -356,9 +363,7 @@ public final class DistributedLock: @unchecked Sendable {
         }
         do {
             guard let entry = try _DLSys.lstatEntry(path) else { throw lost("nothing is at the path now") }
-            guard _DLSys.identity(entry) == heldIdentity else {
-                throw lost("someone else's lock is at the path and was left in place")
-            }
+            guard try isOurs(entry) else { throw lost("someone else's lock is at the path and was left in place") }
             // With a descriptor open on our file its inode number cannot be reused, so the
             // identity alone proves the entry is ours; otherwise (NFS recipe) read the token.
             let proof: Expectation = heldDescriptor >= 0 ? .identity(heldIdentity, heldToken) : .token(heldToken)
@@ -375,9 +380,33 @@ public final class DistributedLock: @unchecked Sendable {
             }
         } catch let failure as _DistributedLockFailure {
             // The lock was not touched (rename failed) or not ours: keep holding only if the
-            // failure came before the rename, i.e. the entry may still be ours.
-            if let entry = try? _DLSys.lstatEntry(path), _DLSys.identity(entry) == heldIdentity { stillHeld = true }
+            // failure came before the rename, i.e. the entry may still be ours - it is, or the
+            // file system cannot say (a network file system that lost its server answers EIO):
+            // a later unlock releases it then, instead of leaving it held by nobody.
+            do {
+                if let entry = try _DLSys.lstatEntry(path) { stillHeld = try isOurs(entry) }
+            } catch {
+                stillHeld = true
+            }
             throw DistributedLockError(failure, path: path, operation: "unlock")
+        }
+    }
+
+    /// Whether `entry`, lstat'ed at the path while this object holds the lock, is our lock file:
+    /// the identity (device, inode) of the file we linked, or, with the portable recipe, a
+    /// record with our token. Some file systems number inodes per name, not per file (sshfs:
+    /// SFTP has no inode numbers, so the lock's name gets another number than the temporary
+    /// file it was linked from): the token decides there. Either way removeLock proves the
+    /// token again after its rename.
+    private func isOurs(_ entry: stat) throws(_DistributedLockFailure) -> Bool {
+        if _DLSys.identity(entry) == heldIdentity { return true }
+        // FAST recipe: the inode we keep open pins the number; another number is another file.
+        guard heldDescriptor < 0 else { return false }
+        do {
+            return try _DLSys.readRecord(path)?.0.token == heldToken
+        } catch {
+            if case .notALock = error { return false }  // not a lock: not ours either
+            throw error
         }
     }
 
