@@ -5,7 +5,7 @@
  * @mirrors Sources/Interlock/Once/OnceWord.swift: isDone runSlow _spinWhileRunning _runBody _isRunner
  * @mirrors Sources/Interlock/Once/Once.swift: run
  * @mirrors Sources/Interlock/Once/Lazy.swift: _computeValue
- * @sha256 7097094d50db5520
+ * @sha256 fa473762cdfd06ce
  * @config -DN=2 -DTHROWS=0
  * @config -DN=2 -DTHROWS=2
  * @config -DN=3 -DTHROWS=0

@@ -5,7 +5,7 @@
  * @mirrors Sources/Interlock/Locks/HandOffWait.swift: await
  * @mirrors Sources/Interlock/Waiting/Semaphore+Async.swift: wait _waitAsync _enqueue _queue _abandon _grant
  * @mirrors Sources/Interlock/Waiting/TaskWait.swift: suspend
- * @sha256 c085f15f0382814d
+ * @sha256 5da100d75c9feaad
  * @config -DN=2
  * @config -DN=3
  * @config -DN=3 -DVALUE=2

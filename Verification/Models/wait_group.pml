@@ -3,7 +3,7 @@
  * waiters of WaitGroup+Async.swift are not modelled: their list is empty here).
  *
  * @mirrors Sources/Interlock/Waiting/WaitGroup.swift: _isPending enter leave wait notify _leaveSlow _processZero _awaitProcessedZero _waitSlow
- * @sha256 34b5366e8b506bf4
+ * @sha256 79f090a619b7aad8
  * @config -DN=2
  * @config -DN=2 -DCYCLES=3
  * @config -DN=3
