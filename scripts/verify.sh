@@ -5,8 +5,8 @@
 # last compared with it (scripts/check-model-sources.py), then runs every `@config` line of its
 # header as an exhaustive safety search (assertions, and invalid end states: a thread asleep
 # forever) and requires "errors: 0" with no search truncated; then runs every `@mutant` line and
-# requires a counterexample (errors > 0 and a trail). VERIFY_MUTANTS=0 skips the mutants;
-# VERIFY_ONLY=name runs one model. Installs spin when missing and it can (ensure-verify-deps.sh).
+# requires a counterexample (errors > 0 and a trail). The runs go VERIFY_JOBS at a time (default:
+# the processors). VERIFY_MUTANTS=0 skips the mutants; VERIFY_ONLY=name runs one model. Installs spin when missing and it can (ensure-verify-deps.sh).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,72 +19,82 @@ trap 'rm -rf "$work"' EXIT
 cp "$models_dir"/*.pml "$work/"
 cd "$work"
 
-failures=0
-run_one() { # model, kind (config|mutant), flags...
-    local model="$1" kind="$2"
-    shift 2
+run_one() { # index, model, kind (config|mutant), flags... ; writes $index.result (and .fail)
+    local index="$1" model="$2" kind="$3"
+    shift 3
     local flags=("$@")
-    rm -f pan pan.* ./*.trail
+    local dir="$work/job$index"
+    mkdir -p "$dir" && cp "$work"/*.pml "$dir/" && cd "$dir"
+    local report="$work/$index.result"
     if ! spin -a "${flags[@]}" "$model.pml" >spin.out 2>&1; then
-        echo "verify: $model [$kind ${flags[*]}]: spin could not translate the model:" >&2
-        cat spin.out >&2
-        failures=$((failures + 1))
+        { echo "verify: $model [$kind ${flags[*]}]: spin could not translate the model:"; cat spin.out; } >"$report"
+        touch "$work/$index.fail"
         return
     fi
-    gcc -O2 -DSAFETY -DVECTORSZ=4096 -o pan pan.c 2>gcc.out || {
-        echo "verify: $model [$kind ${flags[*]}]: pan did not compile:" >&2
-        cat gcc.out >&2
-        failures=$((failures + 1))
+    if ! gcc -O1 -DSAFETY -DVECTORSZ=4096 -o pan pan.c 2>gcc.out; then
+        { echo "verify: $model [$kind ${flags[*]}]: pan did not compile:"; cat gcc.out; } >"$report"
+        touch "$work/$index.fail"
         return
-    }
+    fi
     local start end
     start=$(date +%s.%N)
     ./pan -m2000000 >pan.out 2>&1 || true
     end=$(date +%s.%N)
-    local errors states truncated
+    local errors states truncated seconds
     errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.out | head -1)
     states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.out | head -1)
     truncated=$(grep -c "max search depth too small" pan.out || true)
-    local seconds
     seconds=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
     if [ "$kind" = config ]; then
         if [ "${errors:-x}" = 0 ] && [ "$truncated" = 0 ]; then
-            printf 'verify: %-22s %-34s ok       %12s states  %5s s\n' "$model" "${flags[*]}" "$states" "$seconds"
+            printf 'verify: %-14s %-44s ok       %12s states  %5s s\n' "$model" "${flags[*]}" "$states" "$seconds" >"$report"
         else
-            echo "verify: $model [${flags[*]}] FAILED (errors: ${errors:-?}, truncated: $truncated):" >&2
-            sed -n '1,40p' pan.out >&2
-            if ls ./*.trail >/dev/null 2>&1; then
-                echo "--- counterexample (spin -t -p):" >&2
-                spin -t -p "${flags[@]}" "$model.pml" 2>&1 | tail -60 >&2
-            fi
-            failures=$((failures + 1))
+            {
+                echo "verify: $model [${flags[*]}] FAILED (errors: ${errors:-?}, truncated: $truncated):"
+                sed -n '1,40p' pan.out
+                if ls ./*.trail >/dev/null 2>&1; then
+                    echo "--- counterexample (spin -t -p):"
+                    spin -t -p "${flags[@]}" "$model.pml" 2>&1 | tail -60
+                fi
+            } >"$report"
+            touch "$work/$index.fail"
         fi
     else
         if [ "${errors:-0}" != 0 ] && ls ./*.trail >/dev/null 2>&1; then
             local what
             what=$(grep -m1 -E "assertion violated|invalid end state" pan.out | sed 's/^pan:[0-9]*: *//; s/ (at depth.*//')
-            printf 'verify: %-22s %-34s mutant caught: %s\n' "$model" "${flags[*]}" "$what"
+            printf 'verify: %-14s %-44s mutant caught: %s\n' "$model" "${flags[*]}" "$what" >"$report"
         else
-            echo "verify: $model [mutant ${flags[*]}] was NOT caught: the model cannot fail this way" >&2
-            failures=$((failures + 1))
+            echo "verify: $model [mutant ${flags[*]}] was NOT caught: the model cannot fail this way" >"$report"
+            touch "$work/$index.fail"
         fi
     fi
+    cd "$work" && rm -rf "$dir"
 }
 
+# Every run of every model, as "model|kind|flags", then VERIFY_JOBS of them at a time.
+jobs_list=()
 for path in "$models_dir"/*.pml; do
     model="$(basename "$path" .pml)"
     [ "$model" = futex ] && continue
     [ -n "${VERIFY_ONLY:-}" ] && [ "$model" != "$VERIFY_ONLY" ] && continue
-    while IFS= read -r line; do
-        # shellcheck disable=SC2086
-        run_one "$model" config $line
-    done < <(sed -n 's/^ \* @config //p' "$path")
+    while IFS= read -r line; do jobs_list+=("$model|config|$line"); done < <(sed -n 's/^ \* @config //p' "$path")
     if [ "${VERIFY_MUTANTS:-1}" != 0 ]; then
-        while IFS= read -r line; do
-            # shellcheck disable=SC2086
-            run_one "$model" mutant $line
-        done < <(sed -n 's/^ \* @mutant //p' "$path")
+        while IFS= read -r line; do jobs_list+=("$model|mutant|$line"); done < <(sed -n 's/^ \* @mutant //p' "$path")
     fi
+done
+parallel="${VERIFY_JOBS:-$(nproc)}"
+for index in "${!jobs_list[@]}"; do
+    IFS='|' read -r model kind line <<<"${jobs_list[$index]}"
+    while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+    # shellcheck disable=SC2086
+    (run_one "$index" "$model" "$kind" $line) &
+done
+wait
+failures=0
+for index in "${!jobs_list[@]}"; do
+    cat "$work/$index.result" 2>/dev/null || echo "verify: ${jobs_list[$index]}: no result"
+    [ -e "$work/$index.fail" ] && failures=$((failures + 1))
 done
 
 if [ "$failures" -ne 0 ]; then
