@@ -43,6 +43,9 @@ def extract(path: pathlib.Path, name: str) -> list[str]:
             j = i
             while j < len(lines):
                 text = lines[j]
+                # A declaration (a prototype over several lines) ends with ';' before any '{'.
+                if not opened and ";" in text.split("{")[0]:
+                    break
                 body.append(text.rstrip())
                 depth += text.count("{") - text.count("}")
                 if "{" in text:
