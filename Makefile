@@ -1,9 +1,12 @@
 # Interlock — the two Quick start commands and their parts.
 #
 #   make stress   run the stress harness with its defaults (every workload, 2 x cores threads)
-#   make test     lint (make lint); the documentation (make docs); the example dependent (make example); unit
-#                 tests; unit tests again under ThreadSanitizer; a short stress run built with
-#                 ThreadSanitizer. Any failure, TSan report or documentation warning fails it.
+#   make test     lint (make lint); the spin models (make verify); the documentation (make docs);
+#                 the example dependent (make example); unit tests; unit tests again under
+#                 ThreadSanitizer; a short stress run built with ThreadSanitizer; one with fault
+#                 injection (make stress-inject); a short soak (make soak-short); the file lock
+#                 across hosts (make test-hosts). Any failure, TSan report or documentation
+#                 warning fails it.
 #   make verify   model-checks the futex protocols with spin (Verification/Models/*.pml): every
 #                 model exhaustively for 2 and 3 threads, every planted mutant must be caught,
 #                 and every model's mirrored source must be unchanged since it was compared
