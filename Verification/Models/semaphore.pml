@@ -5,7 +5,7 @@
  * @mirrors Sources/Interlock/Locks/HandOffWait.swift: await
  * @mirrors Sources/Interlock/Waiting/Semaphore+Async.swift: wait _waitAsync _enqueue _queue _abandon _grant
  * @mirrors Sources/Interlock/Waiting/TaskWait.swift: suspend
- * @sha256 5da100d75c9feaad
+ * @sha256 7efe615950932684
  * @config -DN=2
  * @config -DN=3
  * @config -DN=3 -DVALUE=2
@@ -71,7 +71,8 @@
  * process while it waits, at any moment from its decrement until it is resumed (before the
  * enqueue: new -> abandoned; after: the queued case); one abandon per wait (a second one finds
  * abandoned, ghost or resumed and does nothing). The continuation is a flag (`tres`) with the
- * outcome (`tserved`). Each wait of a task has a waiter object of its own (a record id >= N):
+ * outcome (`tserved`): the code stores the outcome in the waiter's word just before resuming,
+ * and the task reads it only after, so the two are one step here (TaskWait.swift). Each wait of a task has a waiter object of its own (a record id >= N):
  * a ghost of an earlier wait can still be queued while the task waits again. The signal() by
  * which _enqueue passes on a `pending` unit runs on the enqueuing thread while the resumed task
  * goes on: a process of its own (passOnSignal). The cancellation outcome and the deadline's are
@@ -469,7 +470,7 @@ taskWait:
                     listLock = 0;
                     withdrew = false
                 };
-                tres[rec] = true /* resume(returning: outcome) */
+                tres[rec] = true /* _TaskWait.resume(continuation, with: outcome, ...) */
             :: else -> listLock = 0 /* granted first: its resume is on its way */
             fi
         od;

@@ -64,8 +64,8 @@
 // acquire). A task's record, its state and its continuation are touched only under listLock
 // (the mutex's acquire and release order them). A unit handed to a task is published by the
 // signal's release increment, which the granting thread performed or acquired through listLock
-// from the signalling thread, and `UnsafeContinuation.resume` happens-before the resumed task
-// runs (the runtime's enqueue of the task on its executor is a release, its dequeue an acquire).
+// from the signalling thread, and the resumer's release store of the outcome word, which the
+// resumed task loads with acquire (TaskWait.swift), carries it to the task.
 //
 // Costs: a wait that finds a unit free is the sync one's, one atomic instruction, no allocation.
 // A task that must wait allocates its waiter object (and, for a deadline, a timer task); a
@@ -90,7 +90,7 @@ internal final class _SemaphoreTaskWaiter: @unchecked Sendable {
     // The record that the list links; the first stored property, at a stable address.
     @usableFromInline internal var _record = _SemaphoreWaiter()
     @usableFromInline internal var state = State.new
-    @usableFromInline internal var continuation: UnsafeContinuation<_TaskWaitOutcome, Never>?
+    @usableFromInline internal var continuation: UnsafeContinuation<Void, Never>?
 
     @usableFromInline internal init() {}
 
@@ -99,6 +99,12 @@ internal final class _SemaphoreTaskWaiter: @unchecked Sendable {
         // SAFETY: `_record` is the first stored property of this final class; objects never
         // move, and the caller holds a reference for the call.
         _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: _SemaphoreWaiter.self)
+    }
+
+    /// The word that carries how the wait ended (TaskWait.swift): the record's futex word,
+    /// which a task's record does not otherwise use.
+    @usableFromInline internal var outcome: UnsafeMutablePointer<UInt32> {
+        Semaphore._wordOf(record)
     }
 }
 
@@ -167,7 +173,7 @@ extension Semaphore {
     @usableFromInline @inline(never)
     internal func _waitAsync(deadline: ContinuousClock.Instant?) async throws -> Bool {
         let waiter = _SemaphoreTaskWaiter()
-        return try await _TaskWait.suspend(deadline: deadline) { continuation in
+        return try await _TaskWait.suspend(deadline: deadline, outcome: waiter.outcome) { continuation in
             _enqueue(waiter, continuation)
         } abandon: { [self] outcome in
             _abandon(waiter, outcome)
@@ -177,7 +183,7 @@ extension Semaphore {
     /// Queues a committed task's record (or serves it from `pending`, or finishes an abandon
     /// that came first); resumes the continuation unless the record is left waiting.
     internal func _enqueue(
-        _ waiter: _SemaphoreTaskWaiter, _ continuation: UnsafeContinuation<_TaskWaitOutcome, Never>
+        _ waiter: _SemaphoreTaskWaiter, _ continuation: UnsafeContinuation<Void, Never>
     ) {
         let listLock = _listLock
         _MutexWord.lock(listLock, for: .semaphore)
@@ -187,7 +193,7 @@ extension Semaphore {
                 _pending.pointee -= 1
                 waiter.state = .resumed
                 _ = _MutexWord.unlock(listLock, for: .semaphore)
-                continuation.resume(returning: .served)
+                _TaskWait.resume(continuation, with: .served, at: waiter.outcome)
                 return
             }
             waiter.continuation = continuation
@@ -209,7 +215,7 @@ extension Semaphore {
                 _queue(waiter)
             }
             _ = _MutexWord.unlock(listLock, for: .semaphore)
-            continuation.resume(returning: outcome)
+            _TaskWait.resume(continuation, with: outcome, at: waiter.outcome)
             if passOn { signal() }
         case .queued, .ghost, .resumed:
             preconditionFailure("Semaphore: internal error, a task's wait was enqueued twice")
@@ -248,7 +254,7 @@ extension Semaphore {
                 waiter.state = .ghost
             }
             _ = _MutexWord.unlock(listLock, for: .semaphore)
-            continuation.resume(returning: outcome)
+            _TaskWait.resume(continuation, with: outcome, at: waiter.outcome)
         case .abandoned, .ghost, .resumed:
             _ = _MutexWord.unlock(listLock, for: .semaphore)
         }
@@ -266,7 +272,7 @@ extension Semaphore {
             waiter.continuation = nil
             waiter.state = .resumed
             _ = _MutexWord.unlock(_listLock, for: .semaphore)
-            continuation.resume(returning: .served)
+            _TaskWait.resume(continuation, with: .served, at: waiter.outcome)
             return true
         case .ghost:
             waiter.state = .resumed

@@ -249,7 +249,7 @@ public final class Semaphore: @unchecked Sendable {
                 if ilk_atomic_fetch_add_i64(_count, 1, ILK_ORDER_RELEASE) >= 0 { return }
                 continue
             }
-            let word = _wordOf(first)
+            let word = Semaphore._wordOf(first)
             // Release: pairs with the waiter's acquire load of 1; our last access to the record.
             let asleep = ilk_atomic_exchange_u32(word, 1, ILK_ORDER_RELEASE) == 2
             _ = _MutexWord.unlock(_listLock, for: .semaphore)
@@ -270,7 +270,7 @@ public final class Semaphore: @unchecked Sendable {
             let record = buffer.baseAddress!
             record.initialize(to: _SemaphoreWaiter())
             defer { record.deinitialize(count: 1) }
-            let word = _wordOf(record)
+            let word = Semaphore._wordOf(record)
             let listLock = _listLock
             _MutexWord.lock(listLock, for: .semaphore)
             if _pending.pointee > 0 {
@@ -329,8 +329,9 @@ public final class Semaphore: @unchecked Sendable {
         return false
     }
 
+    /// The futex word of `record` (a task's record carries its wait's outcome there).
     @inlinable @inline(__always)
-    internal func _wordOf(_ record: UnsafeMutablePointer<_SemaphoreWaiter>) -> UnsafeMutablePointer<UInt32> {
+    internal static func _wordOf(_ record: UnsafeMutablePointer<_SemaphoreWaiter>) -> UnsafeMutablePointer<UInt32> {
         UnsafeMutableRawPointer(record)
             .advanced(by: MemoryLayout<_SemaphoreWaiter>.offset(of: \.word)!)
             .assumingMemoryBound(to: UInt32.self)

@@ -39,8 +39,9 @@
 // Memory ordering: registration reads the state with a seq_cst load or CAS under listLock, as
 // `notify` does: reading a zero there synchronizes with the leaves (their release sequence), so
 // the tasks' work is visible when the waiter returns at once. A listed waiter is resumed by the
-// zero-reaching leave after its acq_rel decrement (which acquired every leave's work);
-// `UnsafeContinuation.resume` happens-before the resumed task runs.
+// zero-reaching leave after its acq_rel decrement (which acquired every leave's work), and the
+// release store of the outcome word, which the task loads with acquire (TaskWait.swift),
+// carries it to the task, as it does on the other paths.
 
 import CInterlock
 
@@ -57,10 +58,19 @@ internal final class _WaitGroupTaskWaiter: @unchecked Sendable {
         case resumed
     }
 
+    // How the wait ended (TaskWait.swift); the first stored property, at a stable address.
+    @usableFromInline internal var _outcome: UInt32 = 0
     @usableFromInline internal var state = State.new
-    @usableFromInline internal var continuation: UnsafeContinuation<_TaskWaitOutcome, Never>?
+    @usableFromInline internal var continuation: UnsafeContinuation<Void, Never>?
 
     @usableFromInline internal init() {}
+
+    /// The outcome word's address, stable for the object's life.
+    @usableFromInline internal var outcome: UnsafeMutablePointer<UInt32> {
+        // SAFETY: `_outcome` is the first stored property of this final class; objects never
+        // move, and the caller holds a reference for the call.
+        _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UInt32.self)
+    }
 }
 
 extension WaitGroup {
@@ -97,7 +107,7 @@ extension WaitGroup {
     @usableFromInline @inline(never)
     internal func _waitAsync(deadline: ContinuousClock.Instant?) async throws -> Bool {
         let waiter = _WaitGroupTaskWaiter()
-        return try await _TaskWait.suspend(deadline: deadline) { continuation in
+        return try await _TaskWait.suspend(deadline: deadline, outcome: waiter.outcome) { continuation in
             _register(waiter, continuation)
         } abandon: { [self] outcome in
             _abandon(waiter, outcome)
@@ -107,14 +117,14 @@ extension WaitGroup {
     /// Lists a task's waiter for the next zero, or resumes it at once (the count is zero, or an
     /// abandon came first).
     internal func _register(
-        _ waiter: _WaitGroupTaskWaiter, _ continuation: UnsafeContinuation<_TaskWaitOutcome, Never>
+        _ waiter: _WaitGroupTaskWaiter, _ continuation: UnsafeContinuation<Void, Never>
     ) {
         let listLock = _listLock
         _MutexWord.lock(listLock, for: .waitGroup)
         if case .abandoned(let outcome) = waiter.state {
             waiter.state = .resumed
             _ = _MutexWord.unlock(listLock, for: .waitGroup)
-            continuation.resume(returning: outcome)
+            _TaskWait.resume(continuation, with: outcome, at: waiter.outcome)
             return
         }
         // Seq_cst: as in notify(_:); NOTIFY changes only under listLock.
@@ -125,7 +135,7 @@ extension WaitGroup {
                 // sequence, so their work is visible to the task.
                 waiter.state = .resumed
                 _ = _MutexWord.unlock(listLock, for: .waitGroup)
-                continuation.resume(returning: .served)
+                _TaskWait.resume(continuation, with: .served, at: waiter.outcome)
                 return
             }
             if ilk_atomic_cas_strong_u64(_state, &old, old | WaitGroup._notify, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST) {
@@ -154,7 +164,7 @@ extension WaitGroup {
             waiter.continuation = nil
             waiter.state = .resumed
             _ = _MutexWord.unlock(listLock, for: .waitGroup)
-            continuation.resume(returning: outcome)
+            _TaskWait.resume(continuation, with: outcome, at: waiter.outcome)
         case .abandoned, .resumed:
             _ = _MutexWord.unlock(listLock, for: .waitGroup)
         }
@@ -168,16 +178,12 @@ extension WaitGroup {
     }
 
     /// Empties `_taskWaiters` for the zero being processed. Under listLock.
-    /// - Returns: their continuations, to resume after the lock is released.
-    internal func _takeTaskWaiters() -> [UnsafeContinuation<_TaskWaitOutcome, Never>] {
+    /// - Returns: the waiters, whose continuations the caller resumes after releasing the lock.
+    internal func _takeTaskWaiters() -> [_WaitGroupTaskWaiter] {
         if _taskWaiters.isEmpty { return [] }
         var taken: [_WaitGroupTaskWaiter] = []
         swap(&taken, &_taskWaiters)
-        return taken.map { waiter in
-            let continuation = waiter.continuation.unsafelyUnwrapped
-            waiter.continuation = nil
-            waiter.state = .resumed
-            return continuation
-        }
+        for waiter in taken { waiter.state = .resumed }
+        return taken
     }
 }

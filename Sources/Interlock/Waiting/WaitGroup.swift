@@ -274,14 +274,16 @@ public final class WaitGroup: @unchecked Sendable {
             if old & WaitGroup._waiting != 0 { new &+= WaitGroup._epochUnit }
         } while !ilk_atomic_cas_strong_u64(_state, &old, new, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST)
         var bodies: [@Sendable () -> Void] = []
-        var tasks: [UnsafeContinuation<_TaskWaitOutcome, Never>] = []
+        var tasks: [_WaitGroupTaskWaiter] = []
         if old & WaitGroup._notify != 0 {
             swap(&bodies, &_bodies)
             tasks = _takeTaskWaiters()
         }
         _ = _MutexWord.unlock(listLock, for: .waitGroup)
         if old & WaitGroup._waiting != 0 { _Futex.wakeAll(_epochWord, for: .waitGroup) }
-        for task in tasks { task.resume(returning: .served) }
+        for task in tasks {
+            _TaskWait.resume(task.continuation.unsafelyUnwrapped, with: .served, at: task.outcome)
+        }
         for body in bodies { body() }
     }
 
