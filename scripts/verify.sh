@@ -6,7 +6,9 @@
 # header as an exhaustive safety search (assertions, and invalid end states: a thread asleep
 # forever) and requires "errors: 0" with no search truncated; then runs every `@mutant` line and
 # requires a counterexample (errors > 0 and a trail). The runs go VERIFY_JOBS at a time (default:
-# the processors). VERIFY_MUTANTS=0 skips the mutants; VERIFY_ONLY=name runs one model. Installs spin when missing and it can (ensure-verify-deps.sh).
+# the processors). Each search has a time bound, VERIFY_TIMEOUT seconds (default 300; the largest
+# takes about 55 s on the 2-core machine). VERIFY_MUTANTS=0 skips the mutants; VERIFY_ONLY=name
+# runs one model. Installs spin when missing and it can (ensure-verify-deps.sh).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,8 +40,15 @@ run_one() { # index, model, kind (config|mutant), flags... ; writes $index.resul
     fi
     local start end
     start=$(date +%s.%N)
-    ./pan -m2000000 >pan.out 2>&1 || true
+    local status=0
+    timeout "${VERIFY_TIMEOUT:-300}" ./pan -m2000000 >pan.out 2>&1 || status=$?
     end=$(date +%s.%N)
+    if [ "$status" = 124 ]; then
+        echo "verify: $model [$kind ${flags[*]}] exceeded its time bound (VERIFY_TIMEOUT=${VERIFY_TIMEOUT:-300} s): make the configuration smaller or move it out of @config" >"$report"
+        touch "$work/$index.fail"
+        cd "$work" && rm -rf "$dir"
+        return
+    fi
     local errors states truncated seconds
     errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.out | head -1)
     states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.out | head -1)
