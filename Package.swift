@@ -15,6 +15,9 @@ let package = Package(
     name: "Interlock",
     products: [
         .library(name: "Interlock", targets: ["Interlock"]),
+        // A distributed lock on PostgreSQL advisory locks, over libpq (Debian/Ubuntu:
+        // libpq-dev). Only packages that use this product build it or need libpq.
+        .library(name: "InterlockPostgres", targets: ["InterlockPostgres"]),
         .executable(name: "interlock-stress", targets: ["interlock-stress"]),
     ],
     targets: [
@@ -36,9 +39,21 @@ let package = Package(
             dependencies: ["CInterlock"],
             path: "Sources/Interlock"
         ),
+        // libpq, found with pkg-config; needed by InterlockPostgres alone.
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "SystemLibraries/CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "InterlockPostgres",
+            dependencies: ["Interlock", "CLibPQ"],
+            path: "Sources/InterlockPostgres"
+        ),
         .executableTarget(
             name: "interlock-stress",
-            dependencies: ["Interlock", "CInterlock"],
+            dependencies: ["Interlock", "CInterlock", "InterlockPostgres"],
             path: "StressTests"
         ),
         // Child process for DistributedLock's multi-process tests; built with the tests (a
@@ -52,6 +67,19 @@ let package = Package(
             name: "InterlockTests",
             dependencies: ["Interlock", "CInterlock", "interlock-dlock-helper"],
             path: "Tests/InterlockTests"
+        ),
+        // PostgresLock against throwaway servers that the tests start themselves
+        // (scripts/postgres-throwaway.sh).
+        // Child process for PostgresLock's multi-process tests.
+        .executableTarget(
+            name: "interlock-pg-helper",
+            dependencies: ["InterlockPostgres"],
+            path: "Tests/PostgresLockHelper"
+        ),
+        .testTarget(
+            name: "InterlockPostgresTests",
+            dependencies: ["Interlock", "InterlockPostgres", "interlock-pg-helper"],
+            path: "Tests/InterlockPostgresTests"
         ),
         // The stress harness's own parts: its latency histogram and its command line.
         .testTarget(

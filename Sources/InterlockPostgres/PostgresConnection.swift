@@ -1,0 +1,170 @@
+// One libpq connection (a PostgreSQL session), as PostgresLock uses it: opened with TCP
+// keepalives and timeouts by default, notices silenced, statements prepared once per session,
+// and every failure turned into a `_PGFailure` carrying the server's SQLSTATE and message. Not
+// thread-safe: PostgresLock touches it only under its mutex.
+
+import CLibPQ
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A failure of libpq or the server, before it is named for a lock and an operation.
+struct _PGFailure: Error {
+    /// The server's SQLSTATE, when the server answered with an error.
+    var sqlState: String?
+    /// The server's or libpq's message, one line.
+    var message: String
+    /// The session is gone (the connection broke, the backend was terminated, the server shut
+    /// down): every session-level lock it held was released by the server.
+    var sessionLost: Bool
+}
+
+/// A PostgreSQL session over libpq (see the file comment).
+final class _PGConnection {
+    /// The `PGconn *`; nil once closed.
+    private var handle: OpaquePointer?
+
+    /// Defaults that the caller's connection string overrides (libpq takes the last value of a
+    /// repeated keyword, and the string, expanded from `dbname`, comes last): give up connecting
+    /// after 10 s; probe an idle connection after 10 s, every 5 s, 3 times (a dead server or
+    /// network is noticed in about 25 s instead of the kernel's 2 hours); fail a send that is not
+    /// acknowledged within 30 s.
+    static let defaults: [(String, String)] = [
+        ("connect_timeout", "10"),
+        ("keepalives", "1"),
+        ("keepalives_idle", "10"),
+        ("keepalives_interval", "5"),
+        ("keepalives_count", "3"),
+        ("tcp_user_timeout", "30000"),
+        ("application_name", "interlock"),
+    ]
+
+    /// Checks `connectionString` without connecting. - Returns: libpq's reason when it cannot
+    /// be parsed (as a key/value string or a URI), else nil.
+    static func syntaxError(in connectionString: String) -> String? {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(connectionString, &error) else {
+            defer { if let error { PQfreemem(error) } }
+            return error.map { Self.oneLine(String(cString: $0)) } ?? "libpq could not parse it (out of memory?)"
+        }
+        PQconninfoFree(options)
+        return nil
+    }
+
+    /// Opens a session. - Throws: `_PGFailure` with libpq's reason (it names the host and port
+    /// it tried, never the password).
+    init(connectionString: String) throws(_PGFailure) {
+        let pairs = Self.defaults + [("dbname", connectionString)]
+        let keys = pairs.map { strdup($0.0) }
+        let values = pairs.map { strdup($0.1) }
+        defer { for pointer in keys + values { free(pointer) } }
+        let keyArray = keys.map { UnsafePointer($0) } + [nil]
+        let valueArray = values.map { UnsafePointer($0) } + [nil]
+        let connection = PQconnectdbParams(keyArray, valueArray, 1)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let reason = connection.map { Self.oneLine(String(cString: PQerrorMessage($0))) } ?? "out of memory"
+            PQfinish(connection)
+            throw _PGFailure(sqlState: nil, message: reason, sessionLost: true)
+        }
+        // Advisory-lock functions warn through notices (pg_advisory_unlock of a lock not held);
+        // libpq would print them on stderr. The results say everything the lock needs.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        handle = connection
+    }
+
+    deinit { close() }
+
+    /// Ends the session (the server releases its session-level locks).
+    func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// Whether the session may still be used: open and not known to be broken.
+    var isUsable: Bool { handle.map { PQstatus($0) == CONNECTION_OK } ?? false }
+
+    /// The server's version as PQserverVersion gives it (150004 for 15.4).
+    var serverVersion: Int32 { handle.map { PQserverVersion($0) } ?? 0 }
+
+    /// The server's process serving this session.
+    var backendProcessID: Int32 { handle.map { PQbackendPID($0) } ?? 0 }
+
+    /// Prepares `sql` as the statement `name` with `parameterCount` parameters.
+    func prepare(_ name: String, _ sql: String, parameterCount: Int32) throws(_PGFailure) {
+        let handle = try usableHandle()
+        _ = try check(PQprepare(handle, name, sql, parameterCount, nil))
+    }
+
+    /// Runs the prepared statement `name` with text parameters. - Returns: the rows as text
+    /// (nil for SQL NULL).
+    func run(prepared name: String, _ parameters: [String]) throws(_PGFailure) -> [[String?]] {
+        let handle = try usableHandle()
+        let copies = parameters.map { strdup($0) }
+        defer { for copy in copies { free(copy) } }
+        let values = copies.map { UnsafePointer($0) }
+        return try rows(check(PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0)))
+    }
+
+    /// Runs `sql` (one or more statements, one implicit transaction). - Returns: the rows of the
+    /// last statement, as text.
+    func run(_ sql: String) throws(_PGFailure) -> [[String?]] {
+        let handle = try usableHandle()
+        return try rows(check(PQexec(handle, sql)))
+    }
+
+    // MARK: - Results and failures
+
+    private func usableHandle() throws(_PGFailure) -> OpaquePointer {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else {
+            throw _PGFailure(sqlState: nil, message: "the connection to the server was lost", sessionLost: true)
+        }
+        return handle
+    }
+
+    /// Returns `result` when it reports success; else frees it and throws what went wrong.
+    private func check(_ result: OpaquePointer?) throws(_PGFailure) -> OpaquePointer {
+        let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
+        if let result, status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK { return result }
+        defer { PQclear(result) }
+        let field = { (code: Character) -> String? in
+            guard let result, let text = PQresultErrorField(result, Int32(code.asciiValue!)) else { return nil }
+            return String(cString: text)
+        }
+        let sqlState = field("C")
+        let message = field("M") ?? handle.map { Self.oneLine(String(cString: PQerrorMessage($0))) } ?? "no connection"
+        // Class 08: connection exceptions; 57P01-57P03: the backend was terminated or the server
+        // is shutting down or restarting; a broken connection has no SQLSTATE at all.
+        let brokenConnection = handle.map { PQstatus($0) != CONNECTION_OK } ?? true
+        let lost =
+            brokenConnection || sqlState?.hasPrefix("08") == true
+            || ["57P01", "57P02", "57P03"].contains(sqlState ?? "")
+        throw _PGFailure(sqlState: sqlState, message: message, sessionLost: lost)
+    }
+
+    private func rows(_ result: OpaquePointer) -> [[String?]] {
+        defer { PQclear(result) }
+        let columns = PQnfields(result)
+        return (0..<PQntuples(result)).map { row in
+            (0..<columns).map { column in
+                PQgetisnull(result, row, column) != 0 ? nil : String(cString: PQgetvalue(result, row, column))
+            }
+        }
+    }
+
+    /// libpq's messages end in a newline and may span lines; errors carry one line.
+    static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingSpaces() }.joined(separator: " ")
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingSpaces() -> Substring {
+        var text = self
+        while text.first == " " || text.first == "\t" { text.removeFirst() }
+        while text.last == " " || text.last == "\t" { text.removeLast() }
+        return text
+    }
+}

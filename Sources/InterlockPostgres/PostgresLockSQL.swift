@@ -1,0 +1,135 @@
+// The SQL of PostgresLock: the lock's key, the schema of the fencing tokens, and the statements.
+//
+// Key. The lock is the session-level advisory lock whose bigint key is the 64-bit FNV-1a hash of
+// the name's UTF-8 bytes (`key(for:)`), in the database the connection string names (advisory
+// locks are per database). Two names with the same key (a collision; for n names in use, a
+// chance of about n^2 / 2^65) share one lock: they exclude each other, which is safe but makes
+// one wait for the other; their fencing tokens are unaffected. Another application's advisory
+// locks on the same bigint keys would collide the same way; the two-int4 key space
+// (`pg_advisory_lock(int, int)`) is separate and never collides.
+//
+// Fencing tokens. A token must be strictly greater than every token handed out before it for
+// the same name, across holders, sessions, server restarts and crashes. A row per name
+// incremented at every acquisition would do, but an update of a logged table makes the commit
+// wait for a WAL flush (an fsync, 0.1-10 ms) on every tryLock, where the advisory lock itself
+// takes one round trip (tens of microseconds). So the token is two fields:
+//
+//     token = epoch << 43 | counter          (epoch: 20 bits, counter: 43 bits; token > 0)
+//
+//   counter  nextval of `interlock.fencing_counter`, an UNLOGGED sequence: no WAL, no flush,
+//            never repeats while the server runs, kept by a clean shutdown, reset to 1 by
+//            crash recovery (as every unlogged relation is).
+//   epoch    the value of `interlock.fencing_current`, an UNLOGGED one-row table, reset to empty
+//            by the same recovery. When it is empty, the acquirer takes a new epoch from
+//            `interlock.fencing_epoch` (a logged one-row table, incremented, the commit flushed
+//            before the token is used) and stores it there: once per crash.
+//
+// Invariants: (1) the counter and the current epoch are reset together and only together (crash
+// recovery, before any session starts); (2) an epoch is durable before any token carries it, and
+// every new epoch is larger than every earlier one; (3) between two resets the counter only
+// grows. A token taken after a crash has a larger epoch than every token before it (2); between
+// crashes, the epoch is constant and the counter grows (3). Counter values taken after a reset
+// and before the new epoch is stored belong to that new epoch (1): every epoch stored after a
+// reset is larger than every epoch before it. Acquisitions in the same session are ordered by
+// the session, and acquisitions of one name by different sessions are ordered by the advisory
+// lock (the holder's nextval happens after it was granted): tokens follow acquisition order.
+//
+// Not covered: a failover to an asynchronously replicated standby may lose the latest epoch
+// increment (as it loses any recent commit), and a restore from an older backup brings an older
+// epoch back; in both cases have an administrator raise `interlock.fencing_epoch.epoch` past
+// every epoch used (the top 20 bits of the largest token a resource has seen). Nothing else may
+// write the three objects.
+
+/// The SQL text of PostgresLock and its key derivation (see the file comment).
+enum _PostgresLockSQL {
+    /// The advisory-lock key of `name`: FNV-1a (64-bit) over its UTF-8 bytes, as a bigint.
+    static func key(for name: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+
+    static let counterBits = 43
+    static let epochBits = 20
+
+    /// The token of `counter` in `epoch`, or nil when a field would overflow.
+    static func token(epoch: Int64, counter: Int64) -> Int64? {
+        guard epoch > 0, epoch < 1 << epochBits, counter > 0, counter < 1 << counterBits else { return nil }
+        return epoch << counterBits | counter
+    }
+
+    /// Creates the schema `interlock` and its three objects when missing. Concurrent setups
+    /// queue on a transaction-level advisory lock in the two-int4 key space, which never meets
+    /// a lock's bigint key.
+    static let setup = """
+        BEGIN;
+        SET LOCAL lock_timeout = 0;
+        SELECT pg_advisory_xact_lock(1768712046, 1);
+        CREATE SCHEMA IF NOT EXISTS interlock;
+        CREATE TABLE IF NOT EXISTS interlock.fencing_epoch (
+            only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+            epoch bigint NOT NULL);
+        INSERT INTO interlock.fencing_epoch (epoch) VALUES (0) ON CONFLICT DO NOTHING;
+        CREATE UNLOGGED TABLE IF NOT EXISTS interlock.fencing_current (
+            only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+            epoch bigint NOT NULL);
+        CREATE UNLOGGED SEQUENCE IF NOT EXISTS interlock.fencing_counter;
+        COMMIT;
+        """
+
+    /// The prepared statements: name, text, parameter count.
+    static let statements: [(name: String, sql: String, parameters: Int32)] = [
+        // One round trip: the lock, then (granted) the counter and the current epoch. OFFSET 0
+        // keeps the lock's subquery a separate step, evaluated before the outer target list.
+        (tryLock, """
+            SELECT l.got, CASE WHEN l.got THEN nextval('interlock.fencing_counter') END,
+                   (SELECT epoch FROM interlock.fencing_current)
+            FROM (SELECT pg_try_advisory_lock($1::bigint) AS got OFFSET 0) AS l
+            """, 1),
+        (unlock, "SELECT pg_advisory_unlock($1::bigint)", 1),
+        (check, """
+            SELECT count(*) FROM pg_locks
+            WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objsubid = 1
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND (classid::bigint << 32 | objid::bigint) = $1::bigint
+            """, 1),
+        (holder, """
+            SELECT l.pid, host(a.client_addr), a.application_name,
+                   extract(epoch FROM a.backend_start)::float8, l.pid = pg_backend_pid()
+            FROM pg_locks AS l LEFT JOIN pg_stat_activity AS a ON a.pid = l.pid
+            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND (l.classid::bigint << 32 | l.objid::bigint) = $1::bigint
+            """, 1),
+    ]
+    static let tryLock = "interlock_try_lock"
+    static let unlock = "interlock_unlock"
+    static let check = "interlock_check_held"
+    static let holder = "interlock_holder"
+
+    /// The waiting acquisition, as one simple query (one round trip): the server queues the
+    /// session on the lock until it is granted or `lock_timeout` passes (SQLSTATE 55P03).
+    static func waitingLock(key: Int64, timeoutMilliseconds: Int64) -> String {
+        """
+        SET lock_timeout = \(timeoutMilliseconds);
+        SELECT nextval('interlock.fencing_counter'), (SELECT epoch FROM interlock.fencing_current)
+        FROM (SELECT pg_advisory_lock(\(key)::bigint) OFFSET 0) AS l
+        """
+    }
+
+    /// A new epoch, when `fencing_current` is empty (after a crash, or at first use); the
+    /// commit is flushed before the result is returned. Two sessions racing here may both
+    /// increment `fencing_epoch`; one insert wins and both read its epoch (epochs only need to
+    /// grow, not to be consecutive).
+    static let newEpoch = """
+        SET lock_timeout = 0;
+        WITH bumped AS (
+            UPDATE interlock.fencing_epoch SET epoch = epoch + 1
+            WHERE NOT EXISTS (SELECT 1 FROM interlock.fencing_current) RETURNING epoch)
+        INSERT INTO interlock.fencing_current (epoch) SELECT epoch FROM bumped ON CONFLICT DO NOTHING;
+        SELECT epoch FROM interlock.fencing_current
+        """
+}

@@ -1,0 +1,262 @@
+// The connection-owning half of PostgresLock: its state (PostgresLock.swift's table) and the
+// round trips, run under PostgresLock's mutex.
+
+/// The session of a ``PostgresLock`` and what it knows (see PostgresLock.swift).
+final class _PostgresSession {
+    let connectionString: String
+    let name: String
+    let key: Int64
+    /// The open session, if any (nil after a loss or a failed open).
+    private var open: _PGConnection?
+    /// Whether this object holds the lock (from a granted acquisition until unlock).
+    private(set) var held = false
+    /// Whether the session died while holding the lock (found by checkHeld, or by a call).
+    private var lost = false
+
+    init(connectionString: String, name: String, key: Int64) {
+        self.connectionString = connectionString
+        self.name = name
+        self.key = key
+    }
+
+    // MARK: - The session
+
+    /// The open session, opening one (and preparing the statements, creating the schema the
+    /// first time) when there is none. Never called while `held` and not lost (invariant 4).
+    func connection(for operation: String) throws(PostgresLockError) -> _PGConnection {
+        if let open, open.isUsable { return open }
+        close()
+        let connection: _PGConnection
+        do {
+            connection = try _PGConnection(connectionString: connectionString)
+        } catch {
+            throw PostgresLockError(
+                code: .connectionFailed, lockName: name, operation: operation,
+                message: "cannot connect to the server", serverMessage: error.message)
+        }
+        guard connection.serverVersion >= 150000 else {
+            throw PostgresLockError(
+                code: .unsupportedServer, lockName: name, operation: operation,
+                message: "the server runs PostgreSQL \(connection.serverVersion / 10000); PostgresLock needs 15 or later (unlogged sequences)")
+        }
+        try prepare(connection, for: operation)
+        open = connection
+        return connection
+    }
+
+    /// Prepares the statements; when the schema is missing, creates it and prepares again.
+    private func prepare(_ connection: _PGConnection, for operation: String) throws(PostgresLockError) {
+        for attempt in 0..<2 {
+            do {
+                for statement in _PostgresLockSQL.statements {
+                    try connection.prepare(statement.name, statement.sql, parameterCount: statement.parameters)
+                }
+                return
+            } catch where attempt == 0 && ["42P01", "3F000"].contains(error.sqlState ?? "") {
+                // undefined_table, invalid_schema_name: the first use on this database.
+                do {
+                    _ = try connection.run(_PostgresLockSQL.setup)
+                } catch {
+                    throw PostgresLockError(
+                        error, lockName: name, operation: operation,
+                        doing: "cannot create the schema interlock (PostgresLock.setupSQL)", lost: .connectionFailed)
+                }
+            } catch {
+                throw PostgresLockError(
+                    error, lockName: name, operation: operation,
+                    doing: "cannot prepare the lock's statements", lost: .connectionFailed)
+            }
+        }
+    }
+
+    /// Ends the session (the server releases whatever it held: invariant 3).
+    private func close() {
+        open?.close()
+        open = nil
+    }
+
+    // MARK: - Acquiring
+
+    /// Takes the lock: one try, then (with a deadline) waits in the server until `deadline`.
+    /// - Returns: the acquisition's fencing token, or nil when the lock was not taken.
+    func acquire(operation: String, waitingUntil deadline: ContinuousClock.Instant?) throws(PostgresLockError) -> Int64? {
+        precondition(!held, "PostgresLock: internal error, acquiring while held")
+        if let token = try attempt(operation: operation, retryOnLostSession: true, { connection throws(_PGFailure) in
+            let row = try connection.run(prepared: _PostgresLockSQL.tryLock, [String(key)])[0]
+            return row[0] == "t" ? (counter: row[1], epoch: row[2]) : nil
+        }) {
+            return token
+        }
+        guard let deadline else { return nil }
+        while true {
+            let left = deadline - .now
+            if left <= .zero { return nil }
+            // Whole milliseconds, rounded up: the server never gives up before the deadline.
+            let (seconds, attoseconds) = left.components
+            let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+            let sql = _PostgresLockSQL.waitingLock(key: key, timeoutMilliseconds: max(1, milliseconds))
+            let token = try attempt(operation: operation, retryOnLostSession: false, { connection throws(_PGFailure) in
+                do throws(_PGFailure) {
+                    let row = try connection.run(sql)[0]
+                    return (counter: row[0], epoch: row[1])
+                } catch where error.sqlState == "55P03" {
+                    return nil  // lock_not_available: lock_timeout passed
+                }
+            })
+            if let token { return token }
+        }
+    }
+
+    /// One acquisition statement on the session; a granted lock gets its token (a new epoch
+    /// first, when there is none). Any failure after the grant closes the session, which
+    /// releases the lock (invariant 3).
+    private func attempt(
+        operation: String, retryOnLostSession: Bool,
+        _ statement: (_PGConnection) throws(_PGFailure) -> (counter: String?, epoch: String?)?
+    ) throws(PostgresLockError) -> Int64? {
+        var retry = retryOnLostSession
+        while true {
+            let connection = try self.connection(for: operation)
+            let granted: (counter: String?, epoch: String?)?
+            do {
+                granted = try statement(connection)
+            } catch {
+                // The statement may have failed after the grant (session-level advisory locks
+                // outlive an aborted statement): close the session, which releases whatever it
+                // holds (invariant 3). A lost session held nothing: reopen once (the server
+                // restarted since the last call) when asked to.
+                close()
+                if error.sessionLost && retry {
+                    retry = false
+                    continue
+                }
+                throw PostgresLockError(error, lockName: name, operation: operation, doing: "cannot take the lock")
+            }
+            guard let granted else { return nil }
+            do throws(PostgresLockError) {
+                let token = try self.token(counter: granted.counter, epoch: granted.epoch, on: connection, operation)
+                held = true
+                lost = false
+                return token
+            } catch {
+                close()
+                throw error
+            }
+        }
+    }
+
+    /// The token of a granted acquisition (PostgresLockSQL.swift), taking a new epoch when the
+    /// server has none (after a crash, or at first use).
+    private func token(counter: String?, epoch: String?, on connection: _PGConnection, _ operation: String)
+        throws(PostgresLockError) -> Int64
+    {
+        guard let counter = counter.flatMap({ Int64($0) }) else {
+            throw PostgresLockError(
+                code: .serverError, lockName: name, operation: operation,
+                message: "the server returned no fencing counter with the lock")
+        }
+        var current = epoch.flatMap { Int64($0) }
+        if current == nil {
+            do {
+                current = try connection.run(_PostgresLockSQL.newEpoch).first?[0].flatMap { Int64($0) }
+            } catch {
+                throw PostgresLockError(
+                    error, lockName: name, operation: operation, doing: "cannot start a fencing-token epoch")
+            }
+        }
+        guard let current, let token = _PostgresLockSQL.token(epoch: current, counter: counter) else {
+            throw PostgresLockError(
+                code: .tokensExhausted, lockName: name, operation: operation,
+                message: "the fencing token would overflow (epoch \(epoch ?? "none"), counter \(counter)); the lock was released")
+        }
+        return token
+    }
+
+    // MARK: - Holding and releasing
+
+    /// Whether the session still holds the lock (one round trip while held).
+    func checkHeld() throws(PostgresLockError) -> Bool {
+        guard held, !lost else { return false }
+        guard let open, open.isUsable else {
+            lost = true
+            close()
+            return false
+        }
+        do {
+            let count = try open.run(prepared: _PostgresLockSQL.check, [String(key)])[0][0]
+            if count == "1" { return true }
+            lost = true  // the session lives but no longer holds it: treat it as lost
+            close()
+            return false
+        } catch {
+            if error.sessionLost {
+                lost = true
+                close()
+                return false
+            }
+            throw PostgresLockError(error, lockName: name, operation: "checkHeld", doing: "cannot ask the server")
+        }
+    }
+
+    /// Releases the lock; afterwards it is not held, whatever happens.
+    func release() throws(PostgresLockError) {
+        guard held else {
+            throw PostgresLockError(
+                code: .notHeld, lockName: name, operation: "unlock", message: "this object does not hold the lock")
+        }
+        held = false
+        let lostBefore = lost
+        lost = false
+        let lostError = PostgresLockError(
+            code: .lockLost, lockName: name, operation: "unlock",
+            message: "the session holding the lock died (connection lost, server restarted or backend terminated); the server released the lock")
+        guard !lostBefore, let open, open.isUsable else {
+            close()
+            throw lostError
+        }
+        let released: Bool
+        do {
+            released = try open.run(prepared: _PostgresLockSQL.unlock, [String(key)])[0][0] == "t"
+        } catch {
+            close()
+            if error.sessionLost {
+                throw PostgresLockError(
+                    code: .lockLost, lockName: name, operation: "unlock", message: lostError.message,
+                    sqlState: error.sqlState, serverMessage: error.message)
+            }
+            throw PostgresLockError(
+                error, lockName: name, operation: "unlock",
+                doing: "the server refused the unlock; the session was closed, which released the lock")
+        }
+        if released { return }
+        // The session lives but did not hold the lock: treat it as lost, and start afresh.
+        close()
+        throw lostError
+    }
+
+    // MARK: - Who holds it
+
+    func holder() throws(PostgresLockError) -> PostgresLock.Holder? {
+        if held, !lost, !(open?.isUsable ?? false) {
+            lost = true  // invariant 4: the dead session's loss is recorded before another opens
+        }
+        let connection = try self.connection(for: "holderInfo")
+        let rows: [[String?]]
+        do {
+            rows = try connection.run(prepared: _PostgresLockSQL.holder, [String(key)])
+        } catch {
+            if error.sessionLost {
+                if held { lost = true }
+                close()
+            }
+            throw PostgresLockError(error, lockName: name, operation: "holderInfo", doing: "cannot read pg_locks")
+        }
+        guard let row = rows.first else { return nil }
+        return PostgresLock.Holder(
+            backendProcessID: row[0].flatMap { Int32($0) } ?? 0,
+            clientAddress: row[1],
+            applicationName: row[2],
+            sessionStart: row[3].flatMap { Double($0) }.map { Duration.seconds($0) },
+            isThisObject: row[4] == "t")
+    }
+}
