@@ -3,7 +3,8 @@
 #   make stress   run the stress harness with its defaults (every workload, 2 x cores threads)
 #   make test     lint (make lint); the spin models (make verify); the documentation (make docs);
 #                 the example dependent (make example); unit tests; unit tests again under
-#                 ThreadSanitizer; a short stress run built with ThreadSanitizer; one with fault
+#                 ThreadSanitizer; a short stress run built with ThreadSanitizer (postgres-lock
+#                 included, against a throwaway server); one with fault
 #                 injection (make stress-inject); a short soak (make soak-short); the file lock
 #                 across hosts (make test-hosts). Any failure, TSan report or documentation
 #                 warning fails it.
@@ -28,8 +29,10 @@
 #                 into .build-docs/Interlock.doccarchive; warnings (a symbol link that does not
 #                 resolve, in an article or a doc comment) are errors (scripts/build-docs.sh)
 #
-# Both install liburcu-dev first when it is missing and they can (scripts/ensure-deps.sh);
-# `make test` also installs bindfs, the FUSE file system its tests mount (ensure-test-deps.sh).
+# Both install liburcu-dev and libpq-dev first when they are missing and they can
+# (scripts/ensure-deps.sh); `make test` also installs bindfs, the FUSE file system its tests
+# mount, and postgresql, whose throwaway servers PostgresLock's tests and the postgres-lock
+# stress workload start (ensure-test-deps.sh, scripts/postgres-throwaway.sh).
 #
 #   make example   the example dependent package (Examples/JobQueue): checks that a build without
 #                  liburcu stops with a message naming it, that the dependent resolves no package
@@ -110,8 +113,11 @@ unit: test-deps
 unit-tsan: test-deps
 	$(SWIFT) test --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
-stress-tsan: deps
-	$(SWIFT) run -c release --sanitize=thread --scratch-path $(TSAN_SCRATCH) interlock-stress --seconds 1
+# Every workload, postgres-lock included: next to a throwaway PostgreSQL server
+# (scripts/with-postgres.sh puts its connection string in INTERLOCK_POSTGRES).
+stress-tsan: test-deps
+	$(SWIFT) build -c release --sanitize=thread --scratch-path $(TSAN_SCRATCH) --product interlock-stress
+	scripts/with-postgres.sh sh -c '$(TSAN_SCRATCH)/release/interlock-stress --seconds 1 --postgres "$$INTERLOCK_POSTGRES"'
 
 # A package that depends on Interlock by path, built in its own .build (debug: the quicker build).
 EXAMPLE := Examples/JobQueue

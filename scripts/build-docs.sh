@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the documentation catalog (Sources/Interlock/Interlock.docc) into
-# .build-docs/Interlock.doccarchive with the toolchain's own docc, warnings as errors, so that a
-# symbol link that does not resolve, in an article or in a doc comment, fails the build.
+# Builds the documentation catalogs (Sources/Interlock/Interlock.docc and
+# Sources/InterlockPostgres/InterlockPostgres.docc) into .build-docs/MODULE.doccarchive with the
+# toolchain's own docc, warnings as errors, so that a symbol link that does not resolve, in an
+# article or in a doc comment, fails the build.
 #
 # Why not swift-docc-plugin: as a package dependency it would be resolved by every user of the
-# library. Instead the compiler emits the module's symbol graph while it builds the Interlock
+# library. Instead the compiler emits the module's symbol graph while it builds the module's
 # target (in a scratch path of its own, so the test builds are not disturbed), and `docc convert`
 # reads it. Two checks follow that docc does not make on its own: every public symbol has a doc
 # comment, and the landing page curates every top-level symbol (docc files forgotten ones under
@@ -17,9 +18,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 SWIFT=${SWIFT:-swift}
 scratch=.build-docs
-symbols="$PWD/$scratch/symbol-graphs"
-archive="$scratch/Interlock.doccarchive"
-catalog=Sources/Interlock/Interlock.docc
 
 find_docc() {
     if [ -n "${DOCC:-}" ]; then echo "$DOCC"; return; fi
@@ -35,40 +33,48 @@ find_docc() {
 }
 docc="$(find_docc)"
 
-build_symbol_graph() {
-    mkdir -p "$symbols"
-    "$SWIFT" build --scratch-path "$scratch" --target Interlock \
-        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$symbols"
+build_symbol_graph() { # module symbols-dir
+    mkdir -p "$2"
+    "$SWIFT" build --scratch-path "$scratch" --target "$1" \
+        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$2"
 }
-build_symbol_graph
-# The compiler writes the graph only when it compiles the module, so a build that is up to date
-# while the graph was deleted writes none: start that scratch path afresh once.
-if [ ! -f "$symbols/Interlock.symbols.json" ]; then
-    rm -rf "$scratch"
-    build_symbol_graph
-fi
 
-rm -rf "$archive"
-"$docc" convert "$catalog" \
-    --additional-symbol-graph-dir "$symbols" \
-    --fallback-display-name Interlock \
-    --fallback-bundle-identifier org.interlock.Interlock \
-    --output-path "$archive" \
-    --warnings-as-errors
+build_module_docs() { # module
+    local module="$1"
+    local symbols="$PWD/$scratch/symbol-graphs/$module"
+    local archive="$scratch/$module.doccarchive"
+    local catalog="Sources/$module/$module.docc"
+    build_symbol_graph "$module" "$symbols"
+    # The compiler writes the graph only when it compiles the module, so a build that is up to
+    # date while the graph was deleted writes none: start that scratch path afresh once.
+    if [ ! -f "$symbols/$module.symbols.json" ]; then
+        rm -rf "$scratch"
+        build_symbol_graph "$module" "$symbols"
+    fi
+    # Only the module's own graph: a dependency's symbols are documented in its own archive.
+    find "$symbols" -name '*.symbols.json' ! -name "$module.symbols.json" ! -name "$module@*.symbols.json" -delete
 
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "build-docs: python3 not found; skipped the doc-comment and curation checks" >&2
-    exit 0
-fi
-python3 - "$symbols" "$archive" <<'PY'
+    rm -rf "$archive"
+    "$docc" convert "$catalog" \
+        --additional-symbol-graph-dir "$symbols" \
+        --fallback-display-name "$module" \
+        --fallback-bundle-identifier "org.interlock.$module" \
+        --output-path "$archive" \
+        --warnings-as-errors
+
+    if ! command -v python3 >/dev/null 2>&1; then
+        echo "build-docs: python3 not found; skipped the doc-comment and curation checks" >&2
+        return 0
+    fi
+    python3 - "$module" "$symbols" "$archive" <<'PY'
 import glob, json, os, sys
 
-symbols_dir, archive = sys.argv[1], sys.argv[2]
+module, symbols_dir, archive = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
 
-# Every public symbol declared in Interlock has a doc comment of its own. Synthesized members
+# Every public symbol declared in the module has a doc comment of its own. Synthesized members
 # (protocol extension methods shown on each conforming type) and SPI symbols are left out.
-for path in sorted(glob.glob(os.path.join(symbols_dir, "Interlock*.symbols.json"))):
+for path in sorted(glob.glob(os.path.join(symbols_dir, f"{module}*.symbols.json"))):
     with open(path) as f:
         graph = json.load(f)
     for symbol in graph.get("symbols", []):
@@ -79,16 +85,19 @@ for path in sorted(glob.glob(os.path.join(symbols_dir, "Interlock*.symbols.json"
             failures.append(f"{name}: public symbol without a doc comment")
 
 # The landing page curates every top-level symbol: a generated topic group lists forgotten ones.
-with open(os.path.join(archive, "data", "documentation", "interlock.json")) as f:
+with open(os.path.join(archive, "data", "documentation", f"{module.lower()}.json")) as f:
     landing = json.load(f)
 for section in landing.get("topicSections", []):
     if section.get("generated"):
         for identifier in section.get("identifiers", []):
-            failures.append(f"{identifier}: not curated in Interlock.docc/Interlock.md "
+            failures.append(f"{identifier}: not curated in {module}.docc/{module}.md "
                             f"(listed under the automatic group '{section.get('title')}')")
 
 for failure in failures:
     print(f"build-docs: error: {failure}", file=sys.stderr)
 sys.exit(1 if failures else 0)
 PY
-echo "build-docs: $archive"
+    echo "build-docs: $archive"
+}
+
+for module in Interlock InterlockPostgres; do build_module_docs "$module"; done

@@ -7,7 +7,10 @@
 #      so Interlock's Package.swift declares none (its stress harness has its own command-line
 #      parser and histogram). EXPECTED_REMOTE lists any it would declare again.
 #   2. Nothing else is compiled: the only modules with object files are the example's,
-#      Interlock's and CInterlock's, and no package plugin was built (.build/plugins/cache).
+#      Interlock's and CInterlock's (InterlockPostgres is not), and no package plugin was built
+#      (.build/plugins/cache).
+#   3. libpq is not linked: the example's executable does not need libpq.so (the product
+#      InterlockPostgres alone needs it, and with 2. it was not compiled).
 #   usage: check-example-deps.sh [EXAMPLE_DIR]     (default Examples/JobQueue; SWIFT picks swift)
 set -euo pipefail
 EXPECTED_REMOTE=""
@@ -51,9 +54,15 @@ plugins = {re.sub(r"(-state\.json|\.dia)$", "", name) for name in os.listdir(plu
     if os.path.isdir(plugin_cache) else set()
 problems += [f"compiled, not expected: plugin {name}" for name in sorted(plugins)]
 
+import subprocess
+for binary in glob.glob(os.path.join(example, ".build/debug/JobQueue")):
+    needed = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True).stdout
+    if "libpq" in needed:
+        problems.append(f"linked, not expected: libpq ({binary})")
+
 if problems:
     print("check-example-deps: the example's dependencies changed:", *problems, sep="\n  ", file=sys.stderr)
     sys.exit(1)
 print("check-example-deps: OK, resolved " + ", ".join(f"{n} ({resolved[n]})" for n in sorted(resolved))
-      + "; compiled only " + ", ".join(sorted(compiled)) + ", no plugin")
+      + "; compiled only " + ", ".join(sorted(compiled)) + ", no plugin, no libpq")
 PY

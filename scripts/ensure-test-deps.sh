@@ -2,15 +2,25 @@
 # Makes sure what the test suite starts is installed, in addition to Interlock's own
 # dependencies (scripts/ensure-deps.sh): bindfs, a FUSE file system (a bind mount of a
 # directory through FUSE, no network), on which DistributedLock's tests check that a lock on a
-# file system not known to be local uses the portable recipe. Installs it with apt-get when it
+# file system not known to be local uses the portable recipe; and PostgreSQL's server
+# (postgresql), of which PostgresLock's tests start throwaway clusters on a Unix socket and
+# 127.0.0.1 (scripts/postgres-throwaway.sh). Installs it with apt-get when it
 # can (as root, or through sudo without a password); otherwise stops with the exact command.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$here/ensure-deps.sh"
 
-command -v bindfs >/dev/null 2>&1 && exit 0
+have_postgres() { # the server binaries that scripts/postgres-throwaway.sh runs
+    compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || [ -x "$(pg_config --bindir 2>/dev/null)/initdb" ]
+}
+
+missing=()
+command -v bindfs >/dev/null 2>&1 || missing+=(bindfs)
+have_postgres || missing+=(postgresql)
+[ ${#missing[@]} -eq 0 ] && exit 0
 "$here/apt-install.sh" "Interlock's tests" \
-    "install your distribution's bindfs package (a FUSE file system)" \
-    bindfs
+    "install your distribution's bindfs (a FUSE file system) and PostgreSQL server packages" \
+    "${missing[@]}"
 command -v bindfs >/dev/null 2>&1 || { echo "Interlock tests: bindfs was installed but is not on PATH." >&2; exit 1; }
+have_postgres || { echo "Interlock tests: postgresql was installed but initdb is not found." >&2; exit 1; }

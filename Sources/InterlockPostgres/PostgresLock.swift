@@ -137,7 +137,7 @@ public final class PostgresLock: DistributedLocking {
     /// A deadline in the past makes it a ``tryLock()``. The calling thread blocks meanwhile.
     /// - Parameters:
     ///   - deadline: when to give up.
-    ///   - pollInterval: not used: the server wakes the waiter (kept for ``DistributedLocking``).
+    ///   - pollInterval: not used: the server wakes the waiter (kept for `DistributedLocking`).
     /// - Returns: `true` when the lock was taken, `false` when the deadline passed first (never
     ///   before it; the server's `lock_timeout` has a resolution of 1 ms).
     /// - Throws: what ``tryLock()`` throws.
