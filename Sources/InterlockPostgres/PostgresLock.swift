@@ -208,7 +208,13 @@ public final class PostgresLock: DistributedLocking {
     /// Reads `pg_locks` joined with `pg_stat_activity`: one round trip.
     /// - Throws: ``PostgresLockError`` when no session can be opened or the server refused.
     public func holderInfo() throws(PostgresLockError) -> Holder? {
-        try session.withLock { session throws(PostgresLockError) -> Holder? in try session.holder() }
+        try session.withLock { session throws(PostgresLockError) -> Holder? in
+            defer {
+                // Relaxed: as in checkHeld(); holder() may have found the session dead.
+                if !session.heldAndAlive { token.store(0, ordering: .relaxed) }
+            }
+            return try session.holder()
+        }
     }
 }
 

@@ -20,19 +20,24 @@
 //            never repeats while the server runs, kept by a clean shutdown, reset to 1 by
 //            crash recovery (as every unlogged relation is).
 //   epoch    the value of `interlock.fencing_current`, an UNLOGGED one-row table, reset to empty
-//            by the same recovery. When it is empty, the acquirer takes a new epoch from
-//            `interlock.fencing_epoch` (a logged one-row table, incremented, the commit flushed
-//            before the token is used) and stores it there: once per crash.
+//            by the same recovery. A session reads it once, when it opens; when it is empty,
+//            the session takes a new epoch from `interlock.fencing_epoch` (a logged one-row
+//            table, incremented, the commit flushed before any token carries it) and stores it
+//            there: once per crash. A session cannot outlive a crash, so the epoch it read
+//            stays the server's for as long as the session lives, and an acquisition is one
+//            round trip: the advisory lock and nextval, nothing else.
 //
 // Invariants: (1) the counter and the current epoch are reset together and only together (crash
 // recovery, before any session starts); (2) an epoch is durable before any token carries it, and
 // every new epoch is larger than every earlier one; (3) between two resets the counter only
-// grows. A token taken after a crash has a larger epoch than every token before it (2); between
-// crashes, the epoch is constant and the counter grows (3). Counter values taken after a reset
-// and before the new epoch is stored belong to that new epoch (1): every epoch stored after a
-// reset is larger than every epoch before it. Acquisitions in the same session are ordered by
-// the session, and acquisitions of one name by different sessions are ordered by the advisory
-// lock (the holder's nextval happens after it was granted): tokens follow acquisition order.
+// grows; (4) a session reads its epoch after the last reset before it opened, and no reset
+// happens while it lives. A token taken after a crash has a larger epoch than every token before
+// it (2, 4); between crashes, the epoch is constant and the counter grows (3). Counter values
+// taken after a reset and before the new epoch is stored belong to that new epoch (1): every
+// session that takes one has read or started that epoch first (4). Acquisitions in the same
+// session are ordered by the session, and acquisitions of one name by different sessions are
+// ordered by the advisory lock (the holder's nextval happens after it was granted): tokens
+// follow acquisition order.
 //
 // Not covered: a failover to an asynchronously replicated standby may lose the latest epoch
 // increment (as it loses any recent commit), and a restore from an older backup brings an older
@@ -82,12 +87,10 @@ enum _PostgresLockSQL {
 
     /// The prepared statements: name, text, parameter count.
     static let statements: [(name: String, sql: String, parameters: Int32)] = [
-        // One round trip: the lock, then (granted) the counter and the current epoch. OFFSET 0
-        // keeps the lock's subquery a separate step, evaluated before the outer target list.
+        // One round trip: the lock, then (granted) the counter; NULL when not granted. CASE
+        // evaluates nextval only after the lock was granted.
         (tryLock, """
-            SELECT l.got, CASE WHEN l.got THEN nextval('interlock.fencing_counter') END,
-                   (SELECT epoch FROM interlock.fencing_current)
-            FROM (SELECT pg_try_advisory_lock($1::bigint) AS got OFFSET 0) AS l
+            SELECT CASE WHEN pg_try_advisory_lock($1::bigint) THEN nextval('interlock.fencing_counter') END
             """, 1),
         (unlock, "SELECT pg_advisory_unlock($1::bigint)", 1),
         (check, """
@@ -112,13 +115,17 @@ enum _PostgresLockSQL {
 
     /// The waiting acquisition, as one simple query (one round trip): the server queues the
     /// session on the lock until it is granted or `lock_timeout` passes (SQLSTATE 55P03).
+    /// OFFSET 0 keeps the lock's subquery a separate step, evaluated before the outer target
+    /// list: nextval runs after the lock was granted.
     static func waitingLock(key: Int64, timeoutMilliseconds: Int64) -> String {
         """
         SET lock_timeout = \(timeoutMilliseconds);
-        SELECT nextval('interlock.fencing_counter'), (SELECT epoch FROM interlock.fencing_current)
-        FROM (SELECT pg_advisory_lock(\(key)::bigint) OFFSET 0) AS l
+        SELECT nextval('interlock.fencing_counter') FROM (SELECT pg_advisory_lock(\(key)::bigint) OFFSET 0) AS l
         """
     }
+
+    /// The current epoch; no row after a crash (or before first use).
+    static let currentEpoch = "SELECT epoch FROM interlock.fencing_current"
 
     /// A new epoch, when `fencing_current` is empty (after a crash, or at first use); the
     /// commit is flushed before the result is returned. Two sessions racing here may both

@@ -8,10 +8,15 @@ final class _PostgresSession {
     let key: Int64
     /// The open session, if any (nil after a loss or a failed open).
     private var open: _PGConnection?
+    /// The fencing-token epoch, read when the session opened: it changes only when crash
+    /// recovery empties `interlock.fencing_current`, and no session outlives a crash.
+    private var epoch: Int64 = 0
     /// Whether this object holds the lock (from a granted acquisition until unlock).
     private(set) var held = false
     /// Whether the session died while holding the lock (found by checkHeld, or by a call).
     private var lost = false
+    /// Held and not known lost: the token is current.
+    var heldAndAlive: Bool { held && !lost }
 
     init(connectionString: String, name: String, key: Int64) {
         self.connectionString = connectionString
@@ -40,8 +45,29 @@ final class _PostgresSession {
                 message: "the server runs PostgreSQL \(connection.serverVersion / 10000); PostgresLock needs 15 or later (unlogged sequences)")
         }
         try prepare(connection, for: operation)
+        epoch = try currentEpoch(connection, for: operation)
         open = connection
         return connection
+    }
+
+    /// The epoch of the tokens, starting a new one when the server has none (after a crash,
+    /// or at first use): a durable increment, flushed before any token carries it.
+    private func currentEpoch(_ connection: _PGConnection, for operation: String) throws(PostgresLockError) -> Int64 {
+        do {
+            if let stored = try connection.run(_PostgresLockSQL.currentEpoch).first?[0].flatMap({ Int64($0) }) {
+                return stored
+            }
+            if let started = try connection.run(_PostgresLockSQL.newEpoch).first?[0].flatMap({ Int64($0) }) {
+                return started
+            }
+        } catch {
+            throw PostgresLockError(
+                error, lockName: name, operation: operation, doing: "cannot read or start the fencing-token epoch",
+                lost: .connectionFailed)
+        }
+        throw PostgresLockError(
+            code: .serverError, lockName: name, operation: operation,
+            message: "interlock.fencing_current has no epoch after one was started")
     }
 
     /// Prepares the statements; when the schema is missing, creates it and prepares again.
@@ -82,8 +108,8 @@ final class _PostgresSession {
     func acquire(operation: String, waitingUntil deadline: ContinuousClock.Instant?) throws(PostgresLockError) -> Int64? {
         precondition(!held, "PostgresLock: internal error, acquiring while held")
         if let token = try attempt(operation: operation, retryOnLostSession: true, { connection throws(_PGFailure) in
-            let row = try connection.run(prepared: _PostgresLockSQL.tryLock, [String(key)])[0]
-            return row[0] == "t" ? (counter: row[1], epoch: row[2]) : nil
+            // NULL: not granted; else the counter.
+            try connection.run(prepared: _PostgresLockSQL.tryLock, [String(key)])[0][0]
         }) {
             return token
         }
@@ -97,8 +123,7 @@ final class _PostgresSession {
             let sql = _PostgresLockSQL.waitingLock(key: key, timeoutMilliseconds: max(1, milliseconds))
             let token = try attempt(operation: operation, retryOnLostSession: false, { connection throws(_PGFailure) in
                 do throws(_PGFailure) {
-                    let row = try connection.run(sql)[0]
-                    return (counter: row[0], epoch: row[1])
+                    return try connection.run(sql)[0][0]
                 } catch where error.sqlState == "55P03" {
                     return nil  // lock_not_available: lock_timeout passed
                 }
@@ -107,17 +132,17 @@ final class _PostgresSession {
         }
     }
 
-    /// One acquisition statement on the session; a granted lock gets its token (a new epoch
-    /// first, when there is none). Any failure after the grant closes the session, which
-    /// releases the lock (invariant 3).
+    /// One acquisition statement on the session, which returns the counter when the lock was
+    /// granted (nil when not); a granted lock gets its token. Any failure after the grant
+    /// closes the session, which releases the lock (invariant 3).
     private func attempt(
         operation: String, retryOnLostSession: Bool,
-        _ statement: (_PGConnection) throws(_PGFailure) -> (counter: String?, epoch: String?)?
+        _ statement: (_PGConnection) throws(_PGFailure) -> String?
     ) throws(PostgresLockError) -> Int64? {
         var retry = retryOnLostSession
         while true {
             let connection = try self.connection(for: operation)
-            let granted: (counter: String?, epoch: String?)?
+            let granted: String?
             do {
                 granted = try statement(connection)
             } catch {
@@ -133,43 +158,16 @@ final class _PostgresSession {
                 throw PostgresLockError(error, lockName: name, operation: operation, doing: "cannot take the lock")
             }
             guard let granted else { return nil }
-            do throws(PostgresLockError) {
-                let token = try self.token(counter: granted.counter, epoch: granted.epoch, on: connection, operation)
-                held = true
-                lost = false
-                return token
-            } catch {
+            guard let counter = Int64(granted), let token = _PostgresLockSQL.token(epoch: epoch, counter: counter) else {
                 close()
-                throw error
-            }
-        }
-    }
-
-    /// The token of a granted acquisition (PostgresLockSQL.swift), taking a new epoch when the
-    /// server has none (after a crash, or at first use).
-    private func token(counter: String?, epoch: String?, on connection: _PGConnection, _ operation: String)
-        throws(PostgresLockError) -> Int64
-    {
-        guard let counter = counter.flatMap({ Int64($0) }) else {
-            throw PostgresLockError(
-                code: .serverError, lockName: name, operation: operation,
-                message: "the server returned no fencing counter with the lock")
-        }
-        var current = epoch.flatMap { Int64($0) }
-        if current == nil {
-            do {
-                current = try connection.run(_PostgresLockSQL.newEpoch).first?[0].flatMap { Int64($0) }
-            } catch {
                 throw PostgresLockError(
-                    error, lockName: name, operation: operation, doing: "cannot start a fencing-token epoch")
+                    code: .tokensExhausted, lockName: name, operation: operation,
+                    message: "the fencing token would overflow (epoch \(epoch), counter \(granted)); the session was closed, which released the lock")
             }
+            held = true
+            lost = false
+            return token
         }
-        guard let current, let token = _PostgresLockSQL.token(epoch: current, counter: counter) else {
-            throw PostgresLockError(
-                code: .tokensExhausted, lockName: name, operation: operation,
-                message: "the fencing token would overflow (epoch \(epoch ?? "none"), counter \(counter)); the lock was released")
-        }
-        return token
     }
 
     // MARK: - Holding and releasing
