@@ -89,24 +89,33 @@ enum _PostgresLockSQL {
     static let statements: [(name: String, sql: String, parameters: Int32)] = [
         // One round trip: the lock, then (granted) the counter; NULL when not granted. CASE
         // evaluates nextval only after the lock was granted.
-        (tryLock, """
+        (
+            tryLock,
+            """
             SELECT CASE WHEN pg_try_advisory_lock($1::bigint) THEN nextval('interlock.fencing_counter') END
-            """, 1),
+            """, 1
+        ),
         (unlock, "SELECT pg_advisory_unlock($1::bigint)", 1),
-        (check, """
+        (
+            check,
+            """
             SELECT count(*) FROM pg_locks
             WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objsubid = 1
               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
               AND (classid::bigint << 32 | objid::bigint) = $1::bigint
-            """, 1),
-        (holder, """
+            """, 1
+        ),
+        (
+            holder,
+            """
             SELECT l.pid, host(a.client_addr), a.application_name,
                    extract(epoch FROM a.backend_start)::float8, l.pid = pg_backend_pid()
             FROM pg_locks AS l LEFT JOIN pg_stat_activity AS a ON a.pid = l.pid
             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
               AND (l.classid::bigint << 32 | l.objid::bigint) = $1::bigint
-            """, 1),
+            """, 1
+        ),
     ]
     static let tryLock = "interlock_try_lock"
     static let unlock = "interlock_unlock"

@@ -42,7 +42,9 @@ final class _PostgresSession {
         guard connection.serverVersion >= 150000 else {
             throw PostgresLockError(
                 code: .unsupportedServer, lockName: name, operation: operation,
-                message: "the server runs PostgreSQL \(connection.serverVersion / 10000); PostgresLock needs 15 or later (unlogged sequences)")
+                message:
+                    "the server runs PostgreSQL \(connection.serverVersion / 10000); PostgresLock needs 15 or later (unlogged sequences)"
+            )
         }
         try prepare(connection, for: operation)
         epoch = try currentEpoch(connection, for: operation)
@@ -78,7 +80,7 @@ final class _PostgresSession {
                     try connection.prepare(statement.name, statement.sql, parameterCount: statement.parameters)
                 }
                 return
-            } catch where attempt == 0 && ["42P01", "3F000"].contains(error.sqlState ?? "") {
+            } catch  where attempt == 0 && ["42P01", "3F000"].contains(error.sqlState ?? "") {
                 // undefined_table, invalid_schema_name: the first use on this database.
                 do {
                     _ = try connection.run(_PostgresLockSQL.setup)
@@ -105,12 +107,16 @@ final class _PostgresSession {
 
     /// Takes the lock: one try, then (with a deadline) waits in the server until `deadline`.
     /// - Returns: the acquisition's fencing token, or nil when the lock was not taken.
-    func acquire(operation: String, waitingUntil deadline: ContinuousClock.Instant?) throws(PostgresLockError) -> Int64? {
+    func acquire(operation: String, waitingUntil deadline: ContinuousClock.Instant?) throws(PostgresLockError) -> Int64?
+    {
         precondition(!held, "PostgresLock: internal error, acquiring while held")
-        if let token = try attempt(operation: operation, retryOnLostSession: true, { connection throws(_PGFailure) in
-            // NULL: not granted; else the counter.
-            try connection.run(prepared: _PostgresLockSQL.tryLock, [String(key)])[0][0]
-        }) {
+        if let token = try attempt(
+            operation: operation, retryOnLostSession: true,
+            { connection throws(_PGFailure) in
+                // NULL: not granted; else the counter.
+                try connection.run(prepared: _PostgresLockSQL.tryLock, [String(key)])[0][0]
+            })
+        {
             return token
         }
         guard let deadline else { return nil }
@@ -121,13 +127,15 @@ final class _PostgresSession {
             let (seconds, attoseconds) = left.components
             let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
             let sql = _PostgresLockSQL.waitingLock(key: key, timeoutMilliseconds: max(1, milliseconds))
-            let token = try attempt(operation: operation, retryOnLostSession: false, { connection throws(_PGFailure) in
-                do throws(_PGFailure) {
-                    return try connection.run(sql)[0][0]
-                } catch where error.sqlState == "55P03" {
-                    return nil  // lock_not_available: lock_timeout passed
-                }
-            })
+            let token = try attempt(
+                operation: operation, retryOnLostSession: false,
+                { connection throws(_PGFailure) in
+                    do throws(_PGFailure) {
+                        return try connection.run(sql)[0][0]
+                    } catch  where error.sqlState == "55P03" {
+                        return nil  // lock_not_available: lock_timeout passed
+                    }
+                })
             if let token { return token }
         }
     }
@@ -158,11 +166,14 @@ final class _PostgresSession {
                 throw PostgresLockError(error, lockName: name, operation: operation, doing: "cannot take the lock")
             }
             guard let granted else { return nil }
-            guard let counter = Int64(granted), let token = _PostgresLockSQL.token(epoch: epoch, counter: counter) else {
+            guard let counter = Int64(granted), let token = _PostgresLockSQL.token(epoch: epoch, counter: counter)
+            else {
                 close()
                 throw PostgresLockError(
                     code: .tokensExhausted, lockName: name, operation: operation,
-                    message: "the fencing token would overflow (epoch \(epoch), counter \(granted)); the session was closed, which released the lock")
+                    message:
+                        "the fencing token would overflow (epoch \(epoch), counter \(granted)); the session was closed, which released the lock"
+                )
             }
             held = true
             lost = false
@@ -207,7 +218,9 @@ final class _PostgresSession {
         lost = false
         let lostError = PostgresLockError(
             code: .lockLost, lockName: name, operation: "unlock",
-            message: "the session holding the lock died (connection lost, server restarted or backend terminated); the server released the lock")
+            message:
+                "the session holding the lock died (connection lost, server restarted or backend terminated); the server released the lock"
+        )
         guard !lostBefore, let open, open.isUsable else {
             close()
             throw lostError

@@ -55,7 +55,7 @@ final class PostgresServer: Sendable {
         close(output[1])
         // The script's one line: the connection string (or nothing, when it failed: its
         // reasons went to stderr, which the test log shows).
-        var line = [UInt8]()
+        var line: [UInt8] = []
         var byte: UInt8 = 0
         while read(output[0], &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
         close(output[0])
@@ -64,7 +64,8 @@ final class PostgresServer: Sendable {
             close(control[1])
             var status: Int32 = 0
             waitpid(pid, &status, 0)
-            throw PostgresServerError(message: "scripts/postgres-throwaway.sh serve did not start a server (see its messages above)")
+            throw PostgresServerError(
+                message: "scripts/postgres-throwaway.sh serve did not start a server (see its messages above)")
         }
         connectionString = text
         let fields = Dictionary(
@@ -102,8 +103,9 @@ final class PostgresServer: Sendable {
     /// Runs `sql` as the superuser on a session of its own. - Returns: the rows, as text.
     @discardableResult
     func execute(_ sql: String, database: String = "postgres") throws -> [[String?]] {
-        let connection = try _PGConnection(connectionString: connectionString.replacingOccurrences(
-            of: "dbname=postgres", with: "dbname=\(database)"))
+        let connection = try _PGConnection(
+            connectionString: connectionString.replacingOccurrences(
+                of: "dbname=postgres", with: "dbname=\(database)"))
         defer { connection.close() }
         return try connection.run(sql)
     }
