@@ -48,10 +48,36 @@ final class _PGConnection {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(connectionString, &error) else {
             defer { if let error { PQfreemem(error) } }
-            return error.map { Self.oneLine(String(cString: $0)) } ?? "libpq could not parse it (out of memory?)"
+            let reason = error.map { Self.oneLine(String(cString: $0)) } ?? "libpq could not parse it (out of memory?)"
+            return redactingPasswords(in: reason, of: connectionString)
         }
         PQconninfoFree(options)
         return nil
+    }
+
+    /// libpq quotes the part of a URI that it cannot parse, which may be the whole URI or the
+    /// password itself (`invalid percent-encoded token: "secret%zz"`): `reason` with every
+    /// password of `connectionString` (a URI's `user:password@`, any `password=` value) cut out.
+    static func redactingPasswords(in reason: String, of connectionString: String) -> String {
+        var passwords: [Substring] = []
+        for scheme in ["postgresql://", "postgres://"] where connectionString.hasPrefix(scheme) {
+            // As libpq reads it: the user information ends at the first "@" before any "/".
+            let rest = connectionString.dropFirst(scheme.count)
+            let userInformation = rest.prefix { $0 != "@" && $0 != "/" }
+            if userInformation.endIndex < rest.endIndex, rest[userInformation.endIndex] == "@",
+                let colon = userInformation.firstIndex(of: ":")
+            {
+                passwords.append(userInformation[userInformation.index(after: colon)...])
+            }
+        }
+        var rest = connectionString[...]
+        while let keyword = rest.firstRange(of: "password=") {
+            rest = rest[keyword.upperBound...]
+            passwords.append(rest.prefix { $0 != " " && $0 != "&" && $0 != "'" })
+        }
+        var redacted = reason
+        for password in passwords where !password.isEmpty { redacted = redacted.replacing(password, with: "***") }
+        return redacted
     }
 
     /// Opens a session. - Throws: `_PGFailure` with libpq's reason (it names the host and port
@@ -136,10 +162,14 @@ final class _PGConnection {
         let sqlState = field("C")
         let message = field("M") ?? handle.map { Self.oneLine(String(cString: PQerrorMessage($0))) } ?? "no connection"
         // Class 08: connection exceptions; 57P01-57P03: the backend was terminated or the server
-        // is shutting down or restarting; a broken connection has no SQLSTATE at all.
+        // is shutting down or restarting; a broken connection has no SQLSTATE at all. PQstatus
+        // alone misses one: a statement sent on a Unix socket whose server has died fails
+        // ("server closed the connection unexpectedly", no SQLSTATE) while PQstatus still says
+        // CONNECTION_OK, until the next call. An error without SQLSTATE is libpq's own, not the
+        // server's answer: the session is not to be trusted after it.
         let brokenConnection = handle.map { PQstatus($0) != CONNECTION_OK } ?? true
         let lost =
-            brokenConnection || sqlState?.hasPrefix("08") == true
+            brokenConnection || sqlState == nil || sqlState?.hasPrefix("08") == true
             || ["57P01", "57P02", "57P03"].contains(sqlState ?? "")
         throw _PGFailure(sqlState: sqlState, message: message, sessionLost: lost)
     }

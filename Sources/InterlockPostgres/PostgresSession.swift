@@ -124,8 +124,13 @@ final class _PostgresSession {
             let left = deadline - .now
             if left <= .zero { return nil }
             // Whole milliseconds, rounded up: the server never gives up before the deadline.
+            // lock_timeout takes at most 2^31 - 1 ms (24.8 days): a later deadline waits that
+            // long and loops (and seconds * 1000 must not overflow).
             let (seconds, attoseconds) = left.components
-            let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+            let milliseconds =
+                seconds >= Int64(Int32.max) / 1000
+                ? Int64(Int32.max)
+                : seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
             let sql = _PostgresLockSQL.waitingLock(key: key, timeoutMilliseconds: max(1, milliseconds))
             let token = try attempt(
                 operation: operation, retryOnLostSession: false,

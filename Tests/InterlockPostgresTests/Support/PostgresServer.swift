@@ -36,10 +36,11 @@ final class PostgresServer: Sendable {
     init() throws {
         var control: [Int32] = [0, 0]
         var output: [Int32] = [0, 0]
-        try #require(pipe(&control) == 0 && pipe(&output) == 0, "pipe failed")
-        // Close-on-exec: no other child may inherit the keep-alive end (the server would then
-        // outlive this process) or the output's write end.
-        for fd in control + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // Close-on-exec from the start (pipe2, not pipe + fcntl, which leaves a window for a
+        // child spawned meanwhile by another test): no other child may inherit the keep-alive
+        // end (the server would then outlive this process, and stop() would wait forever) or
+        // the output's write end.
+        try #require(closeOnExecPipe(&control) && closeOnExecPipe(&output), "pipe2 failed")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -90,14 +91,21 @@ final class PostgresServer: Sendable {
     }
 
     /// pg_ctl on the cluster: `stop-immediate` (a crash), `start`, `stop` (clean).
+    ///
+    /// posix_spawn and waitpid, not Foundation's Process: on Linux, Process learns that its
+    /// child ended from the end of a socket that the child inherits, and `start` leaves the
+    /// server running with that socket open, so waitUntilExit never returned.
     func control(_ mode: String) throws {
         let script = Self.root + "/scripts/postgres-throwaway.sh"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, "ctl", directory, mode]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "postgres-throwaway.sh ctl \(mode) failed")
+        let arguments = ["/bin/bash", script, "ctl", directory, mode]
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for arg in argv { free(arg) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, "/bin/bash", nil, nil, argv, environ)
+        try #require(rc == 0, "posix_spawn \(script) failed: \(String(cString: strerror(rc)))")
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        try #require(status == 0, "postgres-throwaway.sh ctl \(mode) failed (wait status \(status))")
     }
 
     /// Runs `sql` as the superuser on a session of its own. - Returns: the rows, as text.
