@@ -116,7 +116,10 @@ public final class PostgresLock: DistributedLocking {
     /// Takes the lock if no session holds it, without waiting: one round trip.
     ///
     /// - Returns: `true` when this call took the lock (``fencingToken`` is then its token);
-    ///   `false` when anyone holds it, this object included.
+    ///   `false` when anyone holds it, this object included. An object that lost the lock
+    ///   (``checkHeld()`` said `false`) still counts as holding it until ``unlock()`` has thrown
+    ///   ``PostgresLockError/Code/lockLost``: the loss is acknowledged before the lock is taken
+    ///   again.
     /// - Throws: ``PostgresLockError``: `connectionFailed` when no session can be opened (a
     ///   session that broke since the last call is reopened once, silently, when the lock is
     ///   not held), `permissionDenied`, `serverError`, `tokensExhausted`.
@@ -221,8 +224,8 @@ public final class PostgresLock: DistributedLocking {
 extension PostgresLock {
     /// The session holding a ``PostgresLock``, as the server reports it.
     ///
-    /// PostgreSQL shows the other fields of another role's session only to members of that role
-    /// and of `pg_read_all_stats`; to others they are `nil`.
+    /// PostgreSQL shows the client address and the session's start of another role's session
+    /// only to members of that role and of `pg_read_all_stats`; to others they are `nil`.
     public struct Holder: Sendable, Equatable {
         /// The process ID of the server backend serving the holder's session.
         public var backendProcessID: Int32

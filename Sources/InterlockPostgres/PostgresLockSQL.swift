@@ -124,6 +124,8 @@ enum _PostgresLockSQL {
 
     /// The waiting acquisition, as one simple query (one round trip): the server queues the
     /// session on the lock until it is granted or `lock_timeout` passes (SQLSTATE 55P03).
+    /// `lock_timeout` stays set on the session afterwards: nothing else the session runs waits
+    /// for a lock but `newEpoch`, which resets it.
     /// OFFSET 0 keeps the lock's subquery a separate step, evaluated before the outer target
     /// list: nextval runs after the lock was granted.
     static func waitingLock(key: Int64, timeoutMilliseconds: Int64) -> String {

@@ -256,16 +256,22 @@ final class _PostgresSession {
         if held, !lost, !(open?.isUsable ?? false) {
             lost = true  // invariant 4: the dead session's loss is recorded before another opens
         }
-        let connection = try self.connection(for: "holderInfo")
-        let rows: [[String?]]
-        do {
-            rows = try connection.run(prepared: _PostgresLockSQL.holder, [String(key)])
-        } catch {
-            if error.sessionLost {
-                if held { lost = true }
-                close()
+        var rows: [[String?]] = []
+        // A session that broke since the last call is reopened once, silently, as tryLock does
+        // (a dead session held nothing; one that held the lock is recorded lost first).
+        for retry in [true, false] {
+            let connection = try self.connection(for: "holderInfo")
+            do {
+                rows = try connection.run(prepared: _PostgresLockSQL.holder, [String(key)])
+                break
+            } catch {
+                if error.sessionLost {
+                    if held { lost = true }
+                    close()
+                    if retry { continue }
+                }
+                throw PostgresLockError(error, lockName: name, operation: "holderInfo", doing: "cannot read pg_locks")
             }
-            throw PostgresLockError(error, lockName: name, operation: "holderInfo", doing: "cannot read pg_locks")
         }
         guard let row = rows.first else { return nil }
         return PostgresLock.Holder(

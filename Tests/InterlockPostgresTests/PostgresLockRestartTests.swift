@@ -96,7 +96,7 @@ struct PostgresLockRestartTests {
     }
 
     @Test(
-        "a restart between calls while not holding: the next tryLock reconnects silently",
+        "a restart between calls while not holding: the next tryLock or holderInfo reconnects silently",
         arguments: ["stop", "stop-immediate"])
     func restartWhileNotHolding(stopMode: String) throws {
         let server = try PostgresServer()
@@ -114,6 +114,8 @@ struct PostgresLockRestartTests {
         #expect(try overSocket.tryLock())
         let after = try #require(overSocket.fencingToken)
         #expect(after > before)
+        // holderInfo reconnects silently too (its session died with the restart).
+        #expect(try overTCP.holderInfo()?.isThisObject == false)
         #expect(try !overTCP.tryLock())
         try overSocket.unlock()
         #expect(try overTCP.lock(before: .now + .seconds(5)))
