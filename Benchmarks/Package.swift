@@ -226,3 +226,31 @@ package.targets += [
         ]
     )
 ]
+
+// PostgresLock (InterlockPostgres): tryLock+unlock against a throwaway PostgreSQL server that
+// the benchmark starts itself (../scripts/postgres-throwaway.sh; Debian/Ubuntu: postgresql),
+// over its Unix socket, beside the same two round trips through libpq directly and a
+// DistributedLock on local disk for scale. libpq is declared here as its own system library
+// (LibPQPeers, found with pkg-config; libpq-dev): the Interlock package's CLibPQ module is not
+// one of its products.
+package.targets += [
+    .systemLibrary(
+        name: "LibPQPeers",
+        path: "Sources/LibPQPeers",
+        pkgConfig: "libpq",
+        providers: [.apt(["libpq-dev"])]
+    ),
+    .executableTarget(
+        name: "PostgresBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Interlock", package: "Interlock"),
+            .product(name: "InterlockPostgres", package: "Interlock"),
+            "LibPQPeers",
+        ],
+        path: "Benchmarks/PostgresBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
+        ]
+    ),
+]

@@ -38,6 +38,7 @@ FAMILIES = [
     ("SynchronizedBenchmarks", "synchronized"),
     ("QueueBenchmarks", "Queues"),
     ("DistributedLockBenchmarks", "DistributedLock"),
+    ("PostgresBenchmarks", "PostgresLock"),
 ]
 
 

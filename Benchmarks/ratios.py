@@ -20,6 +20,10 @@ NAMING CONVENTION (every benchmark target in this package follows it):
     compared with each other. <threads> reads "1 thread", "2 threads", "4 threads", ...
   * A <Contender> whose name starts with "Interlock" is a subject; every other contender is a peer.
     A group may hold several subjects (for example a design alternative); each gets a ratio.
+  * A contender listed in REFERENCE_CONTENDERS is neither: shown in its group's table for scale,
+    never the fastest peer, given no ratio. PostgresBenchmarks' "Interlock DistributedLock (local
+    disk)" is one: a file lock on one host next to a lock on a server, so that PostgresLock's
+    peer is the bare libpq row (the same two round trips without Interlock).
   * Time per operation = wall clock per iteration / scaling factor. Each benchmark performs
     `scalingFactor` operations per iteration (over all its threads), so this is the time per
     operation of the whole system, the inverse of its aggregate throughput.
@@ -50,6 +54,10 @@ import time
 
 SUBJECT_PREFIX = "Interlock"
 SEPARATOR = " / "
+# Contenders shown for scale only: neither a subject nor a peer (see the module's docstring).
+REFERENCE_CONTENDERS = {
+    "Interlock DistributedLock (local disk)",  # PostgresBenchmarks: a file lock beside a server's
+}
 
 
 # --- HdrHistogram, as hdrhistogram-swift encodes and reads it ------------------------------------
@@ -111,8 +119,16 @@ class Result:
         self.workload, self.threads, self.contender = parts if self.grouped else (name, "", name)
 
     @property
+    def is_reference(self):
+        return self.contender in REFERENCE_CONTENDERS
+
+    @property
     def is_subject(self):
-        return self.contender.startswith(SUBJECT_PREFIX)
+        return self.contender.startswith(SUBJECT_PREFIX) and not self.is_reference
+
+    @property
+    def is_peer(self):
+        return not self.contender.startswith(SUBJECT_PREFIX) and not self.is_reference
 
 
 def read_baseline(path, percentile):
@@ -148,18 +164,21 @@ def format_ns(value):
 
 def group_table(results, percentile, out):
     """Prints one group's table; returns [(subject, fastest peer, ratio)] for the summary."""
-    peers = [r for r in results if not r.is_subject]
+    peers = [r for r in results if r.is_peer]
     fastest = min(peers, key=lambda r: r.p50) if peers else None
     label = "p50" if percentile == 50 else f"p{percentile:g}"
     out.append(f"| Contender | {label} ns/op | p90 ns/op | ratio to fastest peer | samples |")
     out.append("|---|---:|---:|---:|---:|")
     rows = []
-    for r in sorted(results, key=lambda r: (not r.is_subject, r.p50)):
+    for r in sorted(results, key=lambda r: (r.is_reference, not r.is_subject, r.p50)):
         ratio = r.p50 / fastest.p50 if fastest and fastest.p50 > 0 else float("nan")
         name = f"**{r.contender}**" if r.is_subject else r.contender
         if fastest is r:
             name += " (fastest peer)"
-        out.append(f"| {name} | {format_ns(r.p50)} | {format_ns(r.p90)} | {ratio:.3f} | {r.samples} |")
+        if r.is_reference:
+            name += " (reference, not compared)"
+        ratio_text = "-" if r.is_reference else f"{ratio:.3f}"
+        out.append(f"| {name} | {format_ns(r.p50)} | {format_ns(r.p90)} | {ratio_text} | {r.samples} |")
         if r.is_subject:
             rows.append((r, fastest, ratio))
     return rows
@@ -178,7 +197,7 @@ def subject_ratios(files, percentile):
             if r.grouped:
                 groups.setdefault((r.target, r.workload, r.threads), []).append(r)
         for (target, workload, threads), results in groups.items():
-            peers = [r for r in results if not r.is_subject]
+            peers = [r for r in results if r.is_peer]
             if not peers:
                 continue
             fastest = min(r.p50 for r in peers)

@@ -37,6 +37,7 @@ enum WorkloadRegistry {
         .conditionLockTokenRing,
         // Distributed lock
         .distributedLockProcesses,
+        .postgresLock,
         // Lock-free queues
         .lockFreeStackTransfer,
         .lockFreeStackAlternating,

@@ -45,7 +45,7 @@ let status =
         configuration: RunConfiguration(
             threads: command.threadCount, seconds: command.seconds, operations: command.operations,
             directory: command.directory,
-            jsonPath: command.json, only: command.only,
+            jsonPath: command.json, only: command.only, postgres: command.postgres,
             watchdogGrace: .nanoseconds(Int64((command.watchdogGrace * 1e9).rounded()))),
         workloads: selected
     ).run()

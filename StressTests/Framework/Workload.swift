@@ -41,6 +41,10 @@ struct Workload: Sendable {
     /// the harness as `interlock-stress --child NAME ...`, which calls this and exits with its
     /// result. `nil` for workloads that use threads only.
     let child: (@Sendable (ChildInvocation) throws -> Int32)?
+    /// Why the workload cannot run with this configuration (it needs a server that was not
+    /// given), in one line saying how to run it; `nil` when it can run. A skipped workload is
+    /// reported as such and counts as neither passed nor failed.
+    let skipReason: @Sendable (RunConfiguration) -> String?
 
     /// Creates a workload; see the type's documentation.
     init(
@@ -48,6 +52,7 @@ struct Workload: Sendable {
         summary: String,
         latencySampleInterval: Int = 64,
         child: (@Sendable (ChildInvocation) throws -> Int32)? = nil,
+        skipReason: @escaping @Sendable (RunConfiguration) -> String? = { _ in nil },
         run: @escaping @Sendable (WorkloadContext) throws -> Void
     ) {
         precondition(
@@ -57,6 +62,7 @@ struct Workload: Sendable {
         self.summary = summary
         self.latencySampleInterval = latencySampleInterval
         self.child = child
+        self.skipReason = skipReason
         self.run = run
     }
 }

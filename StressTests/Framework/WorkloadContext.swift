@@ -22,6 +22,9 @@ final class WorkloadContext: @unchecked Sendable {
     /// `--operations`: the workers stop once they have done this many operations in all, or at
     /// the end of ``duration``, whichever comes first (nil: at the end of ``duration``).
     let targetOperations: Int?
+    /// `--postgres`: the connection string of the PostgreSQL server for the workloads that need
+    /// one (nil when not given; those workloads are skipped, see ``Workload/skipReason``).
+    let postgresConnectionString: String?
 
     private let baseDirectory: String
     private let onProgress: (_ elapsed: Duration, _ operations: Int) -> Void
@@ -46,13 +49,15 @@ final class WorkloadContext: @unchecked Sendable {
 
     init(
         workloadName: String, threadCount: Int, duration: Duration, latencySampleInterval: Int,
-        targetOperations: Int? = nil, baseDirectory: String, onProgress: @escaping (Duration, Int) -> Void
+        targetOperations: Int? = nil, postgresConnectionString: String? = nil, baseDirectory: String,
+        onProgress: @escaping (Duration, Int) -> Void
     ) {
         self.workloadName = workloadName
         self.threadCount = threadCount
         self.duration = duration
         self.latencySampleInterval = latencySampleInterval
         self.targetOperations = targetOperations
+        self.postgresConnectionString = postgresConnectionString
         self.baseDirectory = baseDirectory
         self.onProgress = onProgress
     }

@@ -26,6 +26,8 @@ struct JSONReport: Codable {
 
     let configuration: Configuration
     let results: [WorkloadResult]
+    /// The selected workloads that were not run, with why (not in `results`, `passed` or `failed`).
+    let skipped: [SkippedWorkload]
     let passed: Int
     let failed: Int
 

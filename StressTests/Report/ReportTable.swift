@@ -1,10 +1,11 @@
 // The table printed at the end of a run: one row per workload, then the details of failures
-// and the workloads' notes, then the summary line CI reads (`stress: N passed, M failed`).
+// and the workloads' notes, then one line per skipped workload (not in the table, not counted),
+// then the summary line CI reads (`stress: N passed, M failed`).
 
 /// Renders results as the end-of-run table.
 enum ReportTable {
     /// The table, the details under it and the final summary line.
-    static func render(_ results: [WorkloadResult]) -> String {
+    static func render(_ results: [WorkloadResult], skipped: [SkippedWorkload] = []) -> String {
         let header = ["workload", "threads", "operations", "ops/s", "p50", "p99", "p99.9", "max", "result"]
         let rows = results.map { result -> [String] in
             let latency = result.latencyNanoseconds
@@ -49,6 +50,8 @@ enum ReportTable {
             }
             for note in result.notes { out.append("  \(note.name): \(note.value)") }
         }
+        if !skipped.isEmpty { out.append("") }
+        for skip in skipped { out.append("\(skip.name): SKIPPED (not counted): \(skip.reason)") }
         let failed = results.filter { !$0.passed }.count
         out.append("")
         out.append("stress: \(results.count - failed) passed, \(failed) failed")

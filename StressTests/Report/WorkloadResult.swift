@@ -77,3 +77,12 @@ struct WorkloadResult: Codable, Sendable {
         residentMemory = nil
     }
 }
+
+/// A selected workload that was not run (see `Workload.skipReason`): it counts as neither
+/// passed nor failed.
+struct SkippedWorkload: Codable, Sendable {
+    let name: String
+    let summary: String
+    /// One line: what the run lacks and how to give it.
+    let reason: String
+}

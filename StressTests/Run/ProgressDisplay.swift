@@ -45,6 +45,11 @@ struct ProgressDisplay {
         emit((live ? "\r" : "") + text + (live ? "\u{1B}[K\n" : "\n"))
     }
 
+    /// The workload is not run (see ``Workload/skipReason``).
+    func skipped(_ index: Int, _ skip: SkippedWorkload) {
+        emit((live ? "\r" : "") + "\(tag(index)) \(skip.name): SKIPPED: \(skip.reason)" + (live ? "\u{1B}[K\n" : "\n"))
+    }
+
     private func tag(_ index: Int) -> String { "[\(index + 1)/\(total)]" }
 
     private func emit(_ text: String) {

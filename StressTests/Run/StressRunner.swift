@@ -1,5 +1,7 @@
 // Runs the selected workloads one after the other, then reports: the table on stdout, the
 // JSON file when asked, and the exit status (0 when every workload passed, 1 otherwise).
+// A workload whose `skipReason` names something this run lacks (`postgres-lock` without
+// `--postgres`) is not run: it gets a SKIPPED line and counts as neither passed nor failed.
 
 import Foundation
 
@@ -13,6 +15,8 @@ struct RunConfiguration: Sendable {
     let directory: String?
     let jsonPath: String?
     let only: [String]
+    /// `--postgres`: the PostgreSQL server's connection string, or `nil` (its workloads skip).
+    var postgres: String? = nil
     /// Time a workload may take beyond twice its duration before the watchdog fails it.
     let watchdogGrace: Duration
 }
@@ -43,9 +47,15 @@ struct StressRunner {
         defer { if ownsBase { try? FileManager.default.removeItem(atPath: base) } }
 
         let configuration = self.configuration, names = workloads.map(\.name)
+        // Decided from the configuration alone, before anything runs.
+        let skipped = workloads.compactMap { workload in
+            workload.skipReason(configuration).map {
+                SkippedWorkload(name: workload.name, summary: workload.summary, reason: $0)
+            }
+        }
         let report: @Sendable ([WorkloadResult]) -> Int32 = { results in
             Self.report(
-                results, configuration: configuration, workloads: names, directory: base,
+                results, skipped: skipped, configuration: configuration, workloads: names, directory: base,
                 startedAt: startedAt, timerOverhead: timerOverhead)
         }
         // The watchdog exits the process when a workload hangs: it cleans up on its way out.
@@ -57,12 +67,17 @@ struct StressRunner {
         let display = ProgressDisplay(total: workloads.count)
         var results: [WorkloadResult] = []
         for (index, workload) in workloads.enumerated() {
+            if let skip = skipped.first(where: { $0.name == workload.name }) {
+                display.skipped(index, skip)
+                continue
+            }
             display.started(index, workload.name, threads: configuration.threads, seconds: configuration.seconds)
             let duration = Duration.nanoseconds(Int64((configuration.seconds * 1e9).rounded()))
             let context = WorkloadContext(
                 workloadName: workload.name, threadCount: configuration.threads, duration: duration,
                 latencySampleInterval: workload.latencySampleInterval,
-                targetOperations: configuration.operations, baseDirectory: base,
+                targetOperations: configuration.operations, postgresConnectionString: configuration.postgres,
+                baseDirectory: base,
                 onProgress: { [seconds = configuration.seconds] elapsed, operations in
                     display.update(index, workload.name, elapsed: elapsed, seconds: seconds, operations: operations)
                 })
@@ -84,12 +99,13 @@ struct StressRunner {
     /// Prints the table and the summary line, writes the JSON file when asked; returns the
     /// exit status (0 when every workload passed and the JSON, if any, was written).
     private static func report(
-        _ results: [WorkloadResult], configuration: RunConfiguration, workloads: [String],
+        _ results: [WorkloadResult], skipped: [SkippedWorkload], configuration: RunConfiguration,
+        workloads: [String],
         directory: String, startedAt: String, timerOverhead: UInt64
     ) -> Int32 {
         print("")
         print("Latency: sampled operations, clock overhead (\(timerOverhead) ns) included.")
-        print(ReportTable.render(results))
+        print(ReportTable.render(results, skipped: skipped))
         let failed = results.filter { !$0.passed }.count
         if let path = configuration.jsonPath {
             let report = JSONReport(
@@ -99,7 +115,7 @@ struct StressRunner {
                     workloads: workloads, directory: directory,
                     activeProcessors: ProcessInfo.processInfo.activeProcessorCount, startedAt: startedAt,
                     timerOverheadNanoseconds: timerOverhead),
-                results: results, passed: results.count - failed, failed: failed)
+                results: results, skipped: skipped, passed: results.count - failed, failed: failed)
             do {
                 try report.write(to: path)
             } catch {

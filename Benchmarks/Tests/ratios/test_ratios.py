@@ -96,6 +96,30 @@ class RatioTests(unittest.TestCase):
         self.assertIn("## Not grouped", run.stdout)
         self.assertIn("- T: odd name — 0.50 ns/op", run.stdout)
 
+    def test_reference_contenders_are_neither_subject_nor_peer(self):
+        # PostgresBenchmarks: the DistributedLock row is faster than every peer but is not one,
+        # and gets no ratio; PostgresLock is compared with the bare libpq row.
+        entries = [
+            ("tryLock+unlock / 1 thread / Interlock PostgresLock", [1200] * 3),
+            ("tryLock+unlock / 1 thread / bare libpq pg_try_advisory_lock + pg_advisory_unlock", [1000] * 3),
+            ("tryLock+unlock / 1 thread / Interlock DistributedLock (local disk)", [100] * 3),
+        ]
+        run = self.run_script(baseline(entries))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        out = run.stdout
+        self.assertIn("| T | tryLock+unlock | 1 thread | Interlock PostgresLock | 1.20 | bare libpq "
+                      "pg_try_advisory_lock + pg_advisory_unlock | 1.00 | 1.200 |", out)
+        self.assertIn("| bare libpq pg_try_advisory_lock + pg_advisory_unlock (fastest peer) | 1.00 |", out)
+        self.assertIn("| Interlock DistributedLock (local disk) (reference, not compared) | 0.10 | 0.10 | - | 3 |",
+                      out)
+        self.assertNotIn("| T | tryLock+unlock | 1 thread | Interlock DistributedLock", out)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "results.json")
+            with open(path, "w") as handle:
+                json.dump(baseline(entries), handle)
+            self.assertEqual(ratios.subject_ratios([path], 50.0),
+                             {("T", "tryLock+unlock", "1 thread", "Interlock PostgresLock"): 1.2})
+
     def test_spread_lists_each_run_and_its_min_median_max(self):
         runs = {
             "r1": [("W / 2 threads / Interlock X", [900]), ("W / 2 threads / P", [1000])],

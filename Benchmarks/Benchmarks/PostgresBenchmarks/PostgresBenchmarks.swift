@@ -1,0 +1,124 @@
+// The PostgresLock benchmarks, all in one run: the cost of one uncontended acquire+release cycle
+// of a lock on a PostgreSQL server on this machine (a throwaway server that the benchmark starts
+// itself, ThrowawayServer.swift), reached over its Unix socket.
+//
+//   tryLock+unlock / 1 thread / <Contender>
+//
+// Contenders:
+//   Interlock PostgresLock              tryLock() + unlock() on one object: two round trips
+//                                       (pg_try_advisory_lock with the fencing token's nextval
+//                                       and epoch in the same statement; pg_advisory_unlock)
+//   bare libpq pg_try_advisory_lock     the floor: the same two round trips through libpq
+//     + pg_advisory_unlock              directly, prepared statements, no token
+//                                       (BareAdvisoryLock.swift); ratios.py compares
+//                                       PostgresLock with it
+//   Interlock DistributedLock           tryLock() + unlock() of the file lock, in a fresh
+//     (local disk)                      directory under /var/tmp (on disk, where /tmp may be a
+//                                       tmpfs): a reference for scale, the other way to share a
+//                                       lock, between processes of one host; neither subject
+//                                       nor peer in ratios.py (REFERENCE_CONTENDERS)
+//
+// Measurement: each iteration runs 1,000 cycles (scaling factor kilo), so the scaled wall clock
+// is the time per cycle. Names follow "<Workload> / <threads> / <Contender>" for ratios.py.
+// Everything that connects or creates files happens in a benchmark's setup, never at
+// registration (which also runs when the plugin only lists the benchmarks).
+
+import Benchmark
+import Interlock
+import InterlockPostgres
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+var postgresConfiguration: Benchmark.Configuration {
+    Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .syscalls],
+        timeUnits: .microseconds,
+        warmupIterations: 2,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(3),
+        maxIterations: 200
+    )
+}
+
+/// A contender's cycle and what its teardown undoes, made in the benchmark's setup.
+final class CycleState: @unchecked Sendable {
+    // Written by setup and teardown, read by the measured closure: the benchmark runs them in
+    // sequence on one thread.
+    var cycle: (@Sendable () -> Void)?
+    var cleanup: (@Sendable () -> Void)?
+}
+
+/// Registers one contender: `make()` returns the cycle to run 1,000 times per iteration and
+/// what to do afterwards; the cycle traps when the lock was unexpectedly held (uncontended).
+func registerCycle(
+    _ contender: String, _ make: @escaping @Sendable () -> (cycle: @Sendable () -> Void, cleanup: @Sendable () -> Void)
+) {
+    let state = CycleState()
+    Benchmark(
+        "tryLock+unlock / 1 thread / \(contender)",
+        configuration: postgresConfiguration,
+        closure: { benchmark in
+            let cycle = state.cycle!
+            for _ in benchmark.scaledIterations { cycle() }
+        },
+        setup: {
+            let made = make()
+            state.cycle = made.cycle
+            state.cleanup = made.cleanup
+        },
+        teardown: {
+            state.cycle = nil  // releases the lock object before its directory or server goes
+            state.cleanup?()
+            state.cleanup = nil
+        }
+    )
+}
+
+/// A fresh directory under /var/tmp for the DistributedLock reference.
+func makeDiskDirectory() -> String {
+    var template = Array("/var/tmp/interlock-pg-bench-XXXXXX".utf8CString)
+    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        fatalError("PostgresBenchmarks: mkdtemp under /var/tmp failed: \(String(cString: strerror(errno)))")
+    }
+    return String(cString: made)
+}
+
+let benchmarks: @Sendable () -> Void = {
+    registerCycle("Interlock PostgresLock") {
+        let lock: PostgresLock
+        do {
+            lock = try PostgresLock(
+                connectionString: ThrowawayServer.connectionString, name: "interlock-benchmarks/postgres-lock")
+        } catch {
+            fatalError("PostgresBenchmarks: \(error)")
+        }
+        return (
+            cycle: {
+                precondition(try! lock.tryLock(), "PostgresLock was held")
+                try! lock.unlock()
+            },
+            cleanup: {}
+        )
+    }
+    registerCycle("bare libpq pg_try_advisory_lock + pg_advisory_unlock") {
+        // Any key: the server is this process's own. 0x696c6b5f70656572 is "ilk_peer".
+        let lock = BareAdvisoryLock(connectionString: ThrowawayServer.connectionString, key: 0x696c_6b5f_7065_6572)
+        return (cycle: { lock.cycle() }, cleanup: {})
+    }
+    registerCycle("Interlock DistributedLock (local disk)") {
+        let directory = makeDiskDirectory()
+        let lock = try! DistributedLock(path: directory + "/lock")
+        return (
+            cycle: {
+                precondition(try! lock.tryLock(), "DistributedLock was held")
+                try! lock.unlock()
+            },
+            cleanup: {
+                unlink(directory + "/lock")
+                rmdir(directory)
+            }
+        )
+    }
+}
