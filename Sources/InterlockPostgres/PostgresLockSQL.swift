@@ -96,6 +96,7 @@ enum _PostgresLockSQL {
             """, 1
         ),
         (unlock, "SELECT pg_advisory_unlock($1::bigint)", 1),
+        (counter, "SELECT nextval('interlock.fencing_counter')", 0),
         (
             check,
             """
@@ -119,13 +120,14 @@ enum _PostgresLockSQL {
     ]
     static let tryLock = "interlock_try_lock"
     static let unlock = "interlock_unlock"
+    static let counter = "interlock_counter"
     static let check = "interlock_check_held"
     static let holder = "interlock_holder"
 
     /// The waiting acquisition, as one simple query (one round trip): the server queues the
     /// session on the lock until it is granted or `lock_timeout` passes (SQLSTATE 55P03).
     /// `lock_timeout` stays set on the session afterwards: nothing else the session runs waits
-    /// for a lock but `newEpoch`, which resets it.
+    /// for a lock but `newEpoch`, which sets its own.
     /// OFFSET 0 keeps the lock's subquery a separate step, evaluated before the outer target
     /// list: nextval runs after the lock was granted.
     static func waitingLock(key: Int64, timeoutMilliseconds: Int64) -> String {
@@ -142,12 +144,17 @@ enum _PostgresLockSQL {
     /// commit is flushed before the result is returned. Two sessions racing here may both
     /// increment `fencing_epoch`; one insert wins and both read its epoch (epochs only need to
     /// grow, not to be consecutive).
+    /// `synchronous_commit` is forced on for it: a server, database or role that turned it off
+    /// would let a crash lose the increment, and tokens go backwards. The caller then reads the
+    /// epoch with `currentEpoch`.
     static let newEpoch = """
-        SET lock_timeout = 0;
+        BEGIN;
+        SET LOCAL synchronous_commit = on;
+        SET LOCAL lock_timeout = 0;
         WITH bumped AS (
             UPDATE interlock.fencing_epoch SET epoch = epoch + 1
             WHERE NOT EXISTS (SELECT 1 FROM interlock.fencing_current) RETURNING epoch)
         INSERT INTO interlock.fencing_current (epoch) SELECT epoch FROM bumped ON CONFLICT DO NOTHING;
-        SELECT epoch FROM interlock.fencing_current
+        COMMIT
         """
 }

@@ -2,11 +2,8 @@
 // help and usage text.
 //
 //   interlock-stress [--threads N] [--seconds S] [--operations N] [--inject SEED]
-//                    [--only NAME ...] [--json PATH] [--directory PATH] [--list]
-//                    [--postgres CONNINFO]
-//
-// `--postgres` is listed under OPTIONS in the help but left out of the USAGE synopsis (and so of
-// the usage line under an error), which StressHarnessTests pin as they were before it existed.
+//                    [--only NAME ...] [--json PATH] [--directory PATH]
+//                    [--postgres CONNINFO] [--list]
 //
 // Hidden: `--child NAME [--child-arg ARG ...]` runs workload NAME's child entry point instead
 // of the harness (see `Workload.child` and `WorkloadContext.spawnChild(arguments:)`), and
@@ -165,7 +162,7 @@ struct StressCommand: Equatable {
     static let usage =
         "interlock-stress "
         + Option.all.compactMap { option in
-            option.help == nil || !option.inSynopsis
+            option.help == nil
                 ? nil : "[\(option.label)\(option.arity == .valuesUpToNextOption ? " ..." : "")]"
         }.joined(separator: " ")
 
@@ -227,8 +224,6 @@ private struct Option: Sendable {
     /// The help line; nil for a hidden option.
     var help: String?
     var defaultText: String?
-    /// Whether the USAGE synopsis shows the option (documented options only).
-    var inSynopsis = true
     /// Stores one value (`""` for a flag); `false` when it is not a valid value.
     let store: @Sendable (inout StressCommand, String) -> Bool
 
@@ -293,8 +288,7 @@ private struct Option: Sendable {
         Option(
             name: "--postgres", arity: .value(unconditional: false), valueName: "conninfo",
             help: "Run the postgres-lock workload against the PostgreSQL server of this libpq connection "
-                + "string (skipped without it; scripts/with-postgres.sh starts a throwaway server).",
-            inSynopsis: false
+                + "string (skipped without it; scripts/with-postgres.sh starts a throwaway server)."
         ) {
             $0.postgres = $1
             return true

@@ -6,6 +6,10 @@ import Interlock
 import InterlockPostgres
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @Suite("PostgresLock, lock(before:)")
 struct PostgresLockWaitingTests {
     let server: PostgresServer
@@ -103,5 +107,36 @@ struct PostgresLockWaitingTests {
         #expect(waiter.fencingToken == nil)
         #expect(try !PGTest.someoneWaits(server, key: holder.key))
         try holder.unlock()
+    }
+
+    // Regression: the server may grant the lock just as lock_timeout fires; the statement then
+    // fails with 55P03 while the session keeps the lock. lock(before:) read that as "not
+    // taken", so the object believed it did not hold a lock that its session held, and
+    // everyone else was locked out (the postgres-lock stress workload found it).
+    @Test("a wait that times out as the holder releases either takes the lock or leaves it free")
+    func timeoutRacingTheRelease() throws {
+        let holder = try PostgresLock(connectionString: server.connectionString, name: "waiting-race")
+        let waiter = try PostgresLock(connectionString: server.connectionString, name: "waiting-race")
+        var taken = 0
+        for round in 0..<200 {
+            #expect(try holder.tryLock())
+            let releaser = PGThread<Void> {
+                // Release at about the waiter's deadline: sometimes before, sometimes after.
+                var pause = timespec(tv_sec: 0, tv_nsec: Int(500_000 + (round % 7) * 150_000))
+                nanosleep(&pause, nil)
+                try holder.unlock()
+            }
+            let got = try waiter.lock(before: .now + .milliseconds(1))
+            _ = try releaser.join().get()
+            if got {
+                taken += 1
+                #expect(try waiter.checkHeld())
+                try waiter.unlock()
+            }
+            // Whatever the waiter answered, nobody holds the lock now.
+            #expect(try waiter.holderInfo() == nil, "round \(round): got \(got), yet someone holds the lock")
+            if try waiter.holderInfo() != nil { try? waiter.unlock(); return }
+        }
+        print("timeoutRacingTheRelease: the waiter took the lock in \(taken) of 200 rounds")
     }
 }

@@ -116,7 +116,7 @@ struct StressCommandTests {
             help.contains(
                 "USAGE: interlock-stress [--threads <n>] [--seconds <seconds>] [--operations <n>] "
                     + "[--inject <seed>] [--only <name> ...] [--json <path>] [--directory <path>] "
-                    + "[--list]\n"))
+                    + "[--postgres <conninfo>] [--list]\n"))
         #expect(
             help.contains(
                 "\n  --threads <n>           Worker threads per workload (default: 2 × active\n"
@@ -129,7 +129,8 @@ struct StressCommandTests {
 
     static let usageLine =
         "Usage: interlock-stress [--threads <n>] [--seconds <seconds>] [--operations <n>] "
-        + "[--inject <seed>] [--only <name> ...] [--json <path>] [--directory <path>] [--list]"
+        + "[--inject <seed>] [--only <name> ...] [--json <path>] [--directory <path>] "
+        + "[--postgres <conninfo>] [--list]"
 
     @Test(
         "bad command lines: each rejected with a message naming the option or argument",
