@@ -22,7 +22,9 @@ struct PostgresLockDistributedLockingTests {
         steps.append("second lock(before:) \(try second.lock(before: deadline, pollInterval: .milliseconds(5)))")
         steps.append("deadline passed \(ContinuousClock.now >= deadline)")
         try first.unlock()
-        steps.append("second lock(before:) after unlock \(try second.lock(before: .now + .seconds(5), pollInterval: .milliseconds(5)))")
+        steps.append(
+            "second lock(before:) after unlock \(try second.lock(before: .now + .seconds(5), pollInterval: .milliseconds(5)))"
+        )
         steps.append("first tryLock \(try first.tryLock())")
         try second.unlock()
         do {

@@ -52,7 +52,8 @@ struct PostgresLockErrorTests {
 
     @Test("an unknown database: connectionFailed with the server's reason")
     func unknownDatabase() throws {
-        let error = try initError(server.connectionString.replacing("dbname=postgres", with: "dbname=errors_no_such_db"))
+        let error = try initError(
+            server.connectionString.replacing("dbname=postgres", with: "dbname=errors_no_such_db"))
         #expect(error.code == .connectionFailed)
         #expect(error.description.contains("errors_no_such_db"), "\(error)")
     }

@@ -19,7 +19,8 @@ struct PostgresLockFencingTokenTests {
             for index in 0..<3 {
                 locks.append(
                     try PostgresLock(
-                        connectionString: index == 1 ? server.tcpConnectionString : server.connectionString, name: name))
+                        connectionString: index == 1 ? server.tcpConnectionString : server.connectionString, name: name)
+                )
             }
         }
         var last: [String: Int64] = [:]
@@ -94,9 +95,10 @@ struct PostgresLockFencingTokenTests {
     func negativeKeysAreLockedAsIs() throws {
         // Find a name whose key is negative (the top bit set), so that the bigint splits into
         // pg_locks' classid/objid with the high half above 2^31.
-        let name = try #require((0..<100).lazy.map { "tokens-negative-\($0)" }.first {
-            Int64(bitPattern: Self.fnv1a64($0.utf8)) < 0
-        })
+        let name = try #require(
+            (0..<100).lazy.map { "tokens-negative-\($0)" }.first {
+                Int64(bitPattern: Self.fnv1a64($0.utf8)) < 0
+            })
         let lock = try PostgresLock(connectionString: server.connectionString, name: name)
         #expect(lock.key < 0)
         #expect(try lock.tryLock())

@@ -24,7 +24,9 @@ struct PostgresLockHolderInfoTests {
         #expect(try other.holderInfo() == nil)
     }
 
-    @Test("holderInfo names the holder's backend, tells the holder from the others, application_name interlock by default")
+    @Test(
+        "holderInfo names the holder's backend, tells the holder from the others, application_name interlock by default"
+    )
     func holderAsSeenByItselfAndByAnother() throws {
         let holder = try PostgresLock(connectionString: server.connectionString, name: "holder-default")
         let other = try PostgresLock(connectionString: server.tcpConnectionString, name: "holder-default")

@@ -36,7 +36,10 @@ struct PostgresLockPermissionTests {
         #expect(error.description.contains("(SQLSTATE 42501)"))
         #expect(!error.description.contains("secret123"))
         // Nothing was created.
-        #expect(try server.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'interlock'", database: "perm_no_create_db")[0][0] == "0")
+        #expect(
+            try server.execute(
+                "SELECT count(*) FROM pg_namespace WHERE nspname = 'interlock'", database: "perm_no_create_db")[0][0]
+                == "0")
     }
 
     @Test("setupSQL without the grants: still permissionDenied for the weak role")

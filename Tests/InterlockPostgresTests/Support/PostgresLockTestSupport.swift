@@ -114,10 +114,12 @@ final class PGThread<Value: Sendable>: Sendable {
     private let outcome: Mutex<Result<Value, any Error>?> = Mutex(nil)
 
     init(_ body: @escaping @Sendable () throws -> Value) {
-        let box = Unmanaged.passRetained(PGThreadBody { [self] in
-            let result = Result { try body() }
-            self.outcome.withLock { $0 = result }
-        }).toOpaque()
+        let box = Unmanaged.passRetained(
+            PGThreadBody { [self] in
+                let result = Result { try body() }
+                self.outcome.withLock { $0 = result }
+            }
+        ).toOpaque()
         var created = pthread_t()
         let rc = pthread_create(
             &created, nil,
@@ -181,12 +183,13 @@ enum PGHelper {
         /// or when the time passed.
         func readLine(within limit: Duration) -> String? {
             let deadline = ContinuousClock.now + limit
-            var line = [UInt8]()
+            var line: [UInt8] = []
             while true {
                 let left = deadline - .now
                 if left <= .zero { return nil }
                 var descriptor = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-                let milliseconds = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+                let milliseconds = Int32(
+                    left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
                 let ready = poll(&descriptor, 1, milliseconds)
                 if ready < 0 && errno == EINTR { continue }
                 if ready <= 0 { continue }
