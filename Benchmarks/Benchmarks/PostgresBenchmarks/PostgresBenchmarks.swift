@@ -7,7 +7,7 @@
 // Contenders:
 //   Interlock PostgresLock              tryLock() + unlock() on one object: two round trips
 //                                       (pg_try_advisory_lock with the fencing token's nextval
-//                                       and epoch in the same statement; pg_advisory_unlock)
+//                                       in the same statement; pg_advisory_unlock)
 //   bare libpq pg_try_advisory_lock     the floor: the same two round trips through libpq
 //     + pg_advisory_unlock              directly, prepared statements, no token
 //                                       (BareAdvisoryLock.swift); ratios.py compares
@@ -86,6 +86,7 @@ func makeDiskDirectory() -> String {
 }
 
 let benchmarks: @Sendable () -> Void = {
+    registerHandOffs()
     registerCycle("Interlock PostgresLock") {
         let lock: PostgresLock
         do {
