@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 //
 // Interlock: Apple's synchronization toolkit (OSAtomic, OSSpinLock, NSLock, NSRecursiveLock,
 // NSCondition, NSConditionLock, NSDistributedLock, OSAtomicEnqueue/OSAtomicFifoEnqueue) for
@@ -20,6 +20,15 @@ let package = Package(
         .library(name: "InterlockPostgres", targets: ["InterlockPostgres"]),
         .executable(name: "interlock-stress", targets: ["interlock-stress"]),
     ],
+    // Off by default: `swift test --traits LockOrderChecking` (or `traits: ["LockOrderChecking"]`
+    // on the dependency) compiles lock-order checking in; INTERLOCK_LOCK_ORDER=trap|report turns
+    // it on for a run (Sources/Interlock/LockOrder/).
+    traits: [
+        .trait(
+            name: "LockOrderChecking",
+            description: "Compiles in lock-order checking (potential deadlocks), turned on by INTERLOCK_LOCK_ORDER"
+        )
+    ],
     targets: [
         // liburcu, found with pkg-config; SwiftPM prints the apt-get hint when it is missing.
         .systemLibrary(
@@ -37,7 +46,8 @@ let package = Package(
         .target(
             name: "Interlock",
             dependencies: ["CInterlock"],
-            path: "Sources/Interlock"
+            path: "Sources/Interlock",
+            swiftSettings: [.define("INTERLOCK_LOCK_ORDER", .when(traits: ["LockOrderChecking"]))]
         ),
         // libpq, found with pkg-config; needed by InterlockPostgres alone.
         .systemLibrary(
@@ -66,7 +76,9 @@ let package = Package(
         .testTarget(
             name: "InterlockTests",
             dependencies: ["Interlock", "CInterlock", "interlock-dlock-helper"],
-            path: "Tests/InterlockTests"
+            path: "Tests/InterlockTests",
+            // The lock-order tests run only where the checks are compiled in.
+            swiftSettings: [.define("INTERLOCK_LOCK_ORDER", .when(traits: ["LockOrderChecking"]))]
         ),
         // PostgresLock against throwaway servers that the tests start themselves
         // (scripts/postgres-throwaway.sh).

@@ -31,5 +31,6 @@
 #include "ilk_node_pool.h"
 #include "ilk_sync.h"
 #include "ilk_fs.h"
+#include "ilk_lockorder.h"
 
 #endif /* CINTERLOCK_H */

@@ -213,6 +213,10 @@ public final class Condition: Locking, @unchecked Sendable {
         _name = nil
     }
 
+    #if INTERLOCK_LOCK_ORDER
+    deinit { _LockOrder.forget(self) }
+    #endif
+
     /// The address of a field of the state: fixed for the object's lifetime.
     @inlinable @inline(__always)
     internal func _field<T>(_ field: KeyPath<_ConditionState, T>, as type: T.Type) -> UnsafeMutablePointer<T> {
@@ -265,9 +269,11 @@ public final class Condition: Locking, @unchecked Sendable {
     /// Blocks until the calling thread holds the lock.
     @inlinable @inline(__always)
     public func lock() {
+        _LockOrder.willLock(self, .condition)
         _MutexWord.lock(_mutex, for: .condition)
         // Relaxed: read back only by this thread (see the file comment).
         ilk_atomic_store_u32(_owner, ilk_current_thread_id(), ILK_ORDER_RELAXED)
+        _LockOrder.didLock(self, .condition)
     }
 
     /// Takes the lock if it is free at once.
@@ -277,6 +283,7 @@ public final class Condition: Locking, @unchecked Sendable {
         guard _MutexWord.tryLock(_mutex) else { return false }
         // Relaxed: read back only by this thread.
         ilk_atomic_store_u32(_owner, ilk_current_thread_id(), ILK_ORDER_RELAXED)
+        _LockOrder.didLock(self, .condition)
         return true
     }
 
@@ -290,6 +297,7 @@ public final class Condition: Locking, @unchecked Sendable {
         if _slowPath(ilk_atomic_load_u32(owner, ILK_ORDER_RELAXED) != ilk_current_thread_id()) {
             _trapNotHeld("unlock()")
         }
+        _LockOrder.didUnlock(self)
         // Relaxed: cleared before the release below, so the next holder's write comes later.
         ilk_atomic_store_u32(owner, 0, ILK_ORDER_RELAXED)
         _ = _MutexWord.unlock(_mutex, for: .condition)

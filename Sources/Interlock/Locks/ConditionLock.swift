@@ -150,6 +150,10 @@ public final class ConditionLock: Locking, @unchecked Sendable {
         _name = nil
     }
 
+    #if INTERLOCK_LOCK_ORDER
+    deinit { _LockOrder.forget(self) }
+    #endif
+
     /// The address of a field of the state: fixed for the object's lifetime. Fields are reached
     /// one by one through their own addresses, never through a pointer to the whole state,
     /// so that no access can cover the mutex word beside them (ThreadSanitizer would rightly
@@ -203,14 +207,18 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     /// Blocks until the calling thread holds the lock, whatever the condition.
     @inlinable @inline(__always)
     public func lock() {
+        _LockOrder.willLock(self, .conditionLock)
         _MutexWord.lock(_mutex, for: .conditionLock)
+        _LockOrder.didLock(self, .conditionLock)
     }
 
     /// Takes the lock if it is free at once, whatever the condition.
     /// - Returns: `true` when the calling thread now holds the lock.
     @inlinable @inline(__always)
     public func tryLock() -> Bool {
-        _MutexWord.tryLock(_mutex)
+        let taken = _MutexWord.tryLock(_mutex)
+        if taken { _LockOrder.didLock(self, .conditionLock) }
+        return taken
     }
 
     /// Takes the lock before `deadline`, whatever the condition.
@@ -218,16 +226,21 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     ///   passed makes this a ``tryLock()``.
     @inlinable
     public func lock(before deadline: ContinuousClock.Instant) -> Bool {
-        _MutexWord.lock(_mutex, before: deadline, for: .conditionLock)
+        let taken = _MutexWord.lock(_mutex, before: deadline, for: .conditionLock)
+        if taken { _LockOrder.didLock(self, .conditionLock) }
+        return taken
     }
 
     /// Blocks until the lock is free and its condition equals `condition`, then takes it.
     @inlinable
     public func lock(whenCondition condition: Int) {
+        _LockOrder.willLock(self, .conditionLock)
         _MutexWord.lock(_mutex, for: .conditionLock)
         // Relaxed: read under the mutex, whose acquire orders it.
-        if _fastPath(ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition) { return }
-        _ = _waitForCondition(condition, deadline: nil)
+        if _slowPath(ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) != condition) {
+            _ = _waitForCondition(condition, deadline: nil)
+        }
+        _LockOrder.didLock(self, .conditionLock)
     }
 
     /// Takes the lock if it is free at once and its condition equals `condition`.
@@ -236,7 +249,10 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     public func tryLock(whenCondition condition: Int) -> Bool {
         guard _MutexWord.tryLock(_mutex) else { return false }
         // Relaxed: read under the mutex.
-        if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition { return true }
+        if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition {
+            _LockOrder.didLock(self, .conditionLock)
+            return true
+        }
         // Nothing changed: release without handing out a wake (file comment, invariants).
         _ = _MutexWord.unlock(_mutex, for: .conditionLock)
         return false
@@ -250,12 +266,17 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     public func lock(whenCondition condition: Int, before deadline: ContinuousClock.Instant) -> Bool {
         guard _MutexWord.lock(_mutex, before: deadline, for: .conditionLock) else { return false }
         // Relaxed: read under the mutex.
-        if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition { return true }
+        if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition {
+            _LockOrder.didLock(self, .conditionLock)
+            return true
+        }
         if ContinuousClock.now >= deadline {
             _ = _MutexWord.unlock(_mutex, for: .conditionLock)
             return false
         }
-        return _waitForCondition(condition, deadline: deadline)
+        let taken = _waitForCondition(condition, deadline: deadline)
+        if taken { _LockOrder.didLock(self, .conditionLock) }
+        return taken
     }
 
     /// Releases the lock, keeping the condition; wakes a thread waiting for that condition.
@@ -264,6 +285,7 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     @inlinable
     public func unlock() {
         _checkLocked("unlock()")
+        _LockOrder.didUnlock(self)
         // Relaxed: read under the mutex.
         _unlock(setting: ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED))
     }
@@ -275,6 +297,7 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     @inlinable
     public func unlock(withCondition condition: Int) {
         _checkLocked("unlock(withCondition:)")
+        _LockOrder.didUnlock(self)
         _unlock(setting: condition)
     }
 

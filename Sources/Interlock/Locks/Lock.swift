@@ -41,6 +41,10 @@ public final class Lock: Locking, @unchecked Sendable {
     /// Creates an unlocked lock.
     public init() {}
 
+    #if INTERLOCK_LOCK_ORDER
+    deinit { _LockOrder.forget(self) }
+    #endif
+
     /// A name for the lock, used in trap messages; `nil` until set.
     ///
     /// Safe to read and set from any thread, holding the lock or not.
@@ -66,14 +70,18 @@ public final class Lock: Locking, @unchecked Sendable {
     /// Blocks until the calling thread holds the lock.
     @inlinable @inline(__always)
     public func lock() {
+        _LockOrder.willLock(self, .lock)
         _MutexWord.lock(_word, for: .lock)
+        _LockOrder.didLock(self, .lock)
     }
 
     /// Takes the lock if it is free, without waiting.
     /// - Returns: `true` when the calling thread now holds the lock.
     @inlinable @inline(__always)
     public func tryLock() -> Bool {
-        _MutexWord.tryLock(_word)
+        let taken = _MutexWord.tryLock(_word)
+        if taken { _LockOrder.didLock(self, .lock) }
+        return taken
     }
 
     /// Takes the lock, waiting at most until `deadline`.
@@ -84,13 +92,16 @@ public final class Lock: Locking, @unchecked Sendable {
     ///   passed first.
     @inlinable @inline(__always)
     public func lock(before deadline: ContinuousClock.Instant) -> Bool {
-        _MutexWord.lock(_word, before: deadline, for: .lock)
+        let taken = _MutexWord.lock(_word, before: deadline, for: .lock)
+        if taken { _LockOrder.didLock(self, .lock) }
+        return taken
     }
 
     /// Releases the lock, which the calling thread must hold.
     /// - Warning: Unlocking a lock that is not locked traps with a message naming the lock.
     @inlinable @inline(__always)
     public func unlock() {
+        _LockOrder.didUnlock(self)
         if _slowPath(!_MutexWord.unlock(_word, for: .lock)) { _unlockedMisuse() }
     }
 

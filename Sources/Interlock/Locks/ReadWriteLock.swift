@@ -185,6 +185,10 @@ public final class ReadWriteLock: @unchecked Sendable {
         _storage.attention = _storage.fence_mode == 0 ? 0 : _RW.attentionFences
     }
 
+    #if INTERLOCK_LOCK_ORDER
+    deinit { _LockOrder.forget(self) }
+    #endif
+
     /// Creates a lock in symmetric mode when `symmetricFences` is true (as on systems without
     /// membarrier), so that tests can run both modes on one machine.
     internal init(symmetricFences: Bool) {
@@ -278,8 +282,9 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// Blocks until the calling thread holds the lock for reading.
     @inlinable @inline(__always)
     public func lockRead() {
-        if _fastPath(_tryEnterRead()) { return }
-        _lockReadUntimed()
+        _LockOrder.willLock(self, .readWriteLockRead)
+        if _slowPath(!_tryEnterRead()) { _lockReadUntimed() }
+        _LockOrder.didLock(self, .readWriteLockRead)
     }
 
     /// Takes the lock for reading if that is possible at once: not while a writer holds it or
@@ -287,7 +292,9 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// - Returns: `true` when the calling thread now holds the lock for reading.
     @inlinable
     public func tryLockRead() -> Bool {
-        _tryEnterRead()
+        let taken = _tryEnterRead()
+        if taken { _LockOrder.didLock(self, .readWriteLockRead) }
+        return taken
     }
 
     /// Takes the lock for reading, waiting at most until `deadline`.
@@ -297,14 +304,16 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// - Returns: `true` when the calling thread now holds the lock for reading.
     @inlinable
     public func lockRead(before deadline: ContinuousClock.Instant) -> Bool {
-        if _tryEnterRead() { return true }
-        return _lockReadSlow(deadline: deadline)
+        let taken = _tryEnterRead() || _lockReadSlow(deadline: deadline)
+        if taken { _LockOrder.didLock(self, .readWriteLockRead) }
+        return taken
     }
 
     /// Releases the calling thread's read lock.
     /// - Warning: Traps when the lock is not held for reading.
     @inlinable @inline(__always)
     public func unlockRead() {
+        _LockOrder.didUnlock(self)
         // Relaxed: a misuse check only. Looked at BEFORE our decrement: while we hold a read
         // lock no writer can enter, so E seen now means we hold none.
         let e = ilk_atomic_load_u32(_entered, ILK_ORDER_RELAXED)
@@ -377,6 +386,14 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// Blocks until the calling thread holds the lock for writing.
     @inlinable @inline(__always)
     public func lockWrite() {
+        _LockOrder.willLock(self, .readWriteLockWrite)
+        _lockWriteUnchecked()
+        _LockOrder.didLock(self, .readWriteLockWrite)
+    }
+
+    /// `lockWrite()` without the lock-order hooks.
+    @inlinable @inline(__always)
+    internal func _lockWriteUnchecked() {
         // Seq_cst: acquire (pairs with the release store of the last write unlock) and the
         // claimant's half of the Dekker pair with readers. An exchange, not a CAS: storing C
         // over C changes nothing, and from 0 or P it claims (file comment, "The claim").
@@ -400,6 +417,14 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// - Returns: `true` when the calling thread now holds the lock for writing.
     @inlinable
     public func tryLockWrite() -> Bool {
+        let taken = _tryLockWriteUnchecked()
+        if taken { _LockOrder.didLock(self, .readWriteLockWrite) }
+        return taken
+    }
+
+    /// `tryLockWrite()` without the lock-order hooks.
+    @inlinable
+    internal func _tryLockWriteUnchecked() -> Bool {
         // Relaxed: a guess for the CAS (0, or P: a writer may take a pending lock).
         var w = ilk_atomic_load_u32(_w, ILK_ORDER_RELAXED)
         while true {
@@ -426,14 +451,16 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// - Returns: `true` when the calling thread now holds the lock for writing.
     @inlinable
     public func lockWrite(before deadline: ContinuousClock.Instant) -> Bool {
-        if tryLockWrite() { return true }
-        return _lockWriteSlow(deadline: deadline)
+        let taken = _tryLockWriteUnchecked() || _lockWriteSlow(deadline: deadline)
+        if taken { _LockOrder.didLock(self, .readWriteLockWrite) }
+        return taken
     }
 
     /// Releases the calling thread's write lock.
     /// - Warning: Traps when the lock is not held for writing.
     @inlinable @inline(__always)
     public func unlockWrite() {
+        _LockOrder.didUnlock(self)
         // Relaxed: E changes only by the claimant (the holder reads its own store).
         if _slowPath(ilk_atomic_load_u32(_entered, ILK_ORDER_RELAXED) == 0) { _RW.misuse(self, "unlockWrite()") }
         // Relaxed: published by W's release store below, after which the next claimant sets it.

@@ -58,6 +58,10 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     /// Creates an unlocked recursive lock.
     public init() {}
 
+    #if INTERLOCK_LOCK_ORDER
+    deinit { _LockOrder.forget(self) }
+    #endif
+
     /// A name for the lock, used in trap messages; `nil` until set.
     ///
     /// Safe to read and set from any thread, holding the lock or not.
@@ -101,9 +105,14 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     @inlinable
     public func lock() {
         let tid = ilk_current_thread_id()
-        if _relock(tid) { return }
+        if _relock(tid) {
+            _LockOrder.didLock(self, .recursiveLock)
+            return
+        }
+        _LockOrder.willLock(self, .recursiveLock)
         _MutexWord.lock(_words, for: .recursiveLock)
         _own(tid)
+        _LockOrder.didLock(self, .recursiveLock)
     }
 
     /// Takes the lock if it is free or already held by the calling thread, without waiting.
@@ -111,9 +120,13 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     @inlinable
     public func tryLock() -> Bool {
         let tid = ilk_current_thread_id()
-        if _relock(tid) { return true }
+        if _relock(tid) {
+            _LockOrder.didLock(self, .recursiveLock)
+            return true
+        }
         guard _MutexWord.tryLock(_words) else { return false }
         _own(tid)
+        _LockOrder.didLock(self, .recursiveLock)
         return true
     }
 
@@ -126,9 +139,13 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     @inlinable
     public func lock(before deadline: ContinuousClock.Instant) -> Bool {
         let tid = ilk_current_thread_id()
-        if _relock(tid) { return true }
+        if _relock(tid) {
+            _LockOrder.didLock(self, .recursiveLock)
+            return true
+        }
         guard _MutexWord.lock(_words, before: deadline, for: .recursiveLock) else { return false }
         _own(tid)
+        _LockOrder.didLock(self, .recursiveLock)
         return true
     }
 
@@ -141,6 +158,7 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
         // Relaxed: exact for the asking thread (see the file comment).
         let owner = ilk_atomic_load_u32(_words + 1, ILK_ORDER_RELAXED)
         if _slowPath(owner != tid) { _unlockMisuse(owner: owner, caller: tid) }
+        _LockOrder.didUnlock(self)
         let depth = _words + 2
         depth.pointee &-= 1
         if depth.pointee == 0 {

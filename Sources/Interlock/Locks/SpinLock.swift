@@ -51,6 +51,10 @@ public final class SpinLock: Locking, @unchecked Sendable {
     /// Creates an unlocked spin lock.
     public init() {}
 
+    #if INTERLOCK_LOCK_ORDER
+    deinit { _LockOrder.forget(self) }
+    #endif
+
     @inlinable @inline(__always)
     internal var _word: UnsafeMutablePointer<UInt32> {
         // SAFETY: `_state` is the first stored property of this final class, so it starts at
@@ -61,10 +65,12 @@ public final class SpinLock: Locking, @unchecked Sendable {
     /// Blocks (spinning, then yielding) until the calling thread holds the lock.
     @inlinable @inline(__always)
     public func lock() {
+        _LockOrder.willLock(self, .spinLock)
         // Acquire on the exchange that finds 0: pairs with the release store of `unlock`.
         if _slowPath(ilk_atomic_exchange_u32(_word, 1, ILK_ORDER_ACQUIRE) != 0) {
             _SpinWord._lockSlow(_word)
         }
+        _LockOrder.didLock(self, .spinLock)
     }
 
     /// Takes the lock if it is free, without waiting.
@@ -73,14 +79,18 @@ public final class SpinLock: Locking, @unchecked Sendable {
     public func tryLock() -> Bool {
         // Relaxed test first (test-and-test-and-set): a failed try does not take the line
         // exclusive. Acquire on the exchange: pairs with the release store of `unlock`.
-        ilk_atomic_load_u32(_word, ILK_ORDER_RELAXED) == 0
+        let taken =
+            ilk_atomic_load_u32(_word, ILK_ORDER_RELAXED) == 0
             && ilk_atomic_exchange_u32(_word, 1, ILK_ORDER_ACQUIRE) == 0
+        if taken { _LockOrder.didLock(self, .spinLock) }
+        return taken
     }
 
     /// Releases the lock, which the calling thread must hold.
     /// - Warning: Unlocking a lock that is not held traps.
     @inlinable @inline(__always)
     public func unlock() {
+        _LockOrder.didUnlock(self)
         // Relaxed: the holder re-reading its own write (coherence); only detects misuse.
         if _slowPath(ilk_atomic_load_u32(_word, ILK_ORDER_RELAXED) == 0) {
             _SpinWord._unlockedMisuse()

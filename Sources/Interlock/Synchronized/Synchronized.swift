@@ -58,7 +58,12 @@ public func synchronized<R>(_ object: AnyObject, _ body: () throws -> R) rethrow
     let key = UInt(bitPattern: ObjectIdentifier(object))
     // The calling thread holds `object` already (invariant 7, SynchronizedTable.swift).
     if ilk_sync_held_contains(key) { return try body() }
+    _LockOrder.willLock(object, .synchronized)
     let record = _SynchronizedTable.acquire(key)
-    defer { _SynchronizedTable.release(record) }
+    _LockOrder.didLock(object, .synchronized)
+    defer {
+        _LockOrder.didUnlock(object)
+        _SynchronizedTable.release(record)
+    }
     return try body()
 }
