@@ -4,7 +4,9 @@
 #   make test     lint (make lint); the spin models (make verify); the documentation (make docs);
 #                 the example dependent (make example); unit tests; unit tests again under
 #                 ThreadSanitizer; a short stress run built with ThreadSanitizer (postgres-lock
-#                 included, against a throwaway server); one with fault
+#                 included, against a throwaway server); lock-order checking (make lock-order:
+#                 its tests and every workload with INTERLOCK_LOCK_ORDER=report, built with the
+#                 package trait LockOrderChecking); one with fault
 #                 injection (make stress-inject); a short soak (make soak-short); the file lock
 #                 across hosts (make test-hosts). Any failure, TSan report or documentation
 #                 warning fails it.
@@ -50,7 +52,7 @@ export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
 STRESS_ARGS ?=
 
-.PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan stress-inject verify soak soak-short bench bench-ratios bench-chart bench-spread test-hosts
+.PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread test-hosts
 
 deps:
 	@scripts/ensure-deps.sh
@@ -71,7 +73,7 @@ lint:
 stress: deps
 	$(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: lint verify test-deps docs example unit unit-tsan stress-tsan stress-inject soak-short test-hosts
+test: lint verify test-deps docs example unit unit-tsan stress-tsan stress-inject lock-order soak-short test-hosts
 
 # The spin models of the futex protocols (Verification/Models): each exhaustive for 2 and 3
 # threads, each mutant caught, each model's mirrored code unchanged since it was compared.
@@ -112,6 +114,16 @@ unit: test-deps
 
 unit-tsan: test-deps
 	$(SWIFT) test --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+
+# Lock-order checking compiled in (the package trait LockOrderChecking, in its own scratch path):
+# its tests, then every stress workload with INTERLOCK_LOCK_ORDER=report, which must report
+# nothing (scripts/stress-lock-order.sh).
+LOCKORDER_SCRATCH := .build-lockorder
+
+lock-order: test-deps
+	$(SWIFT) build --build-tests --traits LockOrderChecking --scratch-path $(LOCKORDER_SCRATCH)
+	$(SWIFT) test --skip-build --traits LockOrderChecking --scratch-path $(LOCKORDER_SCRATCH) --filter LockOrder
+	SWIFT="$(SWIFT)" scripts/stress-lock-order.sh
 
 # Every workload, postgres-lock included: next to a throwaway PostgreSQL server
 # (scripts/with-postgres.sh puts its connection string in INTERLOCK_POSTGRES).

@@ -5,6 +5,7 @@
 // (or the run could not be carried out), 2 on bad arguments, with a usage message on stderr.
 
 import Foundation
+import Interlock
 
 let command: StressCommand
 do {
@@ -35,6 +36,10 @@ if let seed = command.inject {
 #endif
 if let child = command.child, let workload = WorkloadRegistry.workload(named: child), let entry = workload.child {
     exit(ChildMode.run(workload: workload, entry: entry, command: command))
+}
+if LockOrderChecking.isEnabled {
+    // scripts/stress-lock-order.sh checks that this line is there: the run really was checked.
+    print("lock-order checking: on")
 }
 let selected =
     command.only.isEmpty

@@ -3,12 +3,12 @@
  * implements them.
  *
  * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: lockRead tryLockRead unlockRead _readerLeft _tryEnterRead _wakeClaimant _readerBackOut
- * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: lockWrite tryLockWrite unlockWrite _enter _release _releaseAttending _wakeAfterRelease _attend _unattend
+ * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: lockWrite _lockWriteUnchecked tryLockWrite _tryLockWriteUnchecked unlockWrite _enter _release _releaseAttending _wakeAfterRelease _attend _unattend
  * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: _lockReadUntimed _lockWriteUntimed _drainUntimed _wakeSleepers _clearPending _wakeReaders _wakeWriter
  * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: _releaseGranting _grantReaders _spin _lockReadSlow _sleepAsReader _registerReader _markStarving
  * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: _deregisterReader _sleeperFence _degrade _waitLimit _lockWriteSlow _writerLeaves _drain
  * @mirrors CShims/include/ilk_rwlock.h: ilk_rwlock_reader_leave_builtin ilk_rwlock_reader_leave_asm
- * @sha256 aa0c9307a67700f0
+ * @sha256 92381529642055c1
  * @config -DN=2 -DREADERS=1 -DROUNDS=2
  * @config -DN=2 -DREADERS=1 -DROUNDS=2 -DTIMED=3
  * @config -DN=2 -DREADERS=1 -DROUNDS=2 -DSYMMETRIC

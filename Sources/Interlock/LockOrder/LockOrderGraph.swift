@@ -82,7 +82,8 @@ internal final class _LockOrderGraph: @unchecked Sendable {
             withUnsafeBytes(of: &state.pointee.kind) { kinds in
                 (0..<count).map { index in
                     (
-                        locks.load(fromByteOffset: index * MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer.self),
+                        locks.load(
+                            fromByteOffset: index * MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer.self),
                         _LockOrderKind(rawValue: kinds[index]) ?? .lock
                     )
                 }
@@ -100,7 +101,8 @@ internal final class _LockOrderGraph: @unchecked Sendable {
         }
         withUnsafeMutableBytes(of: &state.pointee.lock) { locks in
             locks.storeBytes(
-                of: Self.address(lock), toByteOffset: count * MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer.self)
+                of: Self.address(lock), toByteOffset: count * MemoryLayout<UnsafeRawPointer>.stride,
+                as: UnsafeRawPointer.self)
         }
         withUnsafeMutableBytes(of: &state.pointee.kind) { $0[count] = kind.rawValue }
         state.pointee.count += 1
@@ -114,9 +116,11 @@ internal final class _LockOrderGraph: @unchecked Sendable {
         let stride = MemoryLayout<UnsafeRawPointer>.stride
         withUnsafeMutableBytes(of: &state.pointee.lock) { locks in
             withUnsafeMutableBytes(of: &state.pointee.kind) { kinds in
-                guard let index = (0..<count).last(where: {
-                    locks.load(fromByteOffset: $0 * stride, as: UnsafeRawPointer.self) == target
-                }) else {
+                guard
+                    let index = (0..<count).last(where: {
+                        locks.load(fromByteOffset: $0 * stride, as: UnsafeRawPointer.self) == target
+                    })
+                else {
                     // Taken beyond the 64 checked ones (or before checking was on).
                     if state.pointee.overflow > 0 { state.pointee.overflow -= 1 }
                     return
@@ -202,7 +206,9 @@ internal final class _LockOrderGraph: @unchecked Sendable {
         while let (address, steps) = stack.popLast() {
             guard let node = nodes[address] else { continue }
             for (next, edge) in node.edges {
-                guard let target = nodes[next], target.serial == edge.targetSerial, target.object != nil else { continue }
+                guard let target = nodes[next], target.serial == edge.targetSerial, target.object != nil else {
+                    continue
+                }
                 let walked = steps + [(address, edge)]
                 if target.serial == goal { return walked }
                 if visited.insert(next).inserted { stack.append((next, walked)) }
@@ -257,12 +263,16 @@ internal final class _LockOrderGraph: @unchecked Sendable {
     /// traps when the mode is `trap`.
     private func report(_ summary: String, sightings: [Sighting], here: [UnsafeMutableRawPointer?]? = nil) {
         let mode = _LockOrder.mode
-        Self.write("Interlock lock-order violation (INTERLOCK_LOCK_ORDER=\(mode == .trap ? "trap" : "report")): \(summary)\n")
+        Self.write(
+            "Interlock lock-order violation (INTERLOCK_LOCK_ORDER=\(mode == .trap ? "trap" : "report")): \(summary)\n")
         Self.printFrames(here ?? Self.backtrace())
         for sighting in sightings {
             Self.write(sighting.text)
             Self.printFrames(sighting.frames)
         }
+        Self.write(
+            "  (function names in these backtraces: link with -Xlinker --export-dynamic, and pipe the report through swift demangle)\n"
+        )
         if mode == .trap {
             preconditionFailure("LockOrderChecking: lock-order violation: \(summary.prefix { $0 != "\n" })")
         }
