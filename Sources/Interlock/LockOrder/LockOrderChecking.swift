@@ -66,7 +66,8 @@ internal enum _LockOrderMode: Sendable {
         case "report": return .report
         case "trap": return .trap
         default:
-            preconditionFailure(
+            // fatalError, not preconditionFailure: -O builds drop a precondition's message.
+            fatalError(
                 "LockOrderChecking: INTERLOCK_LOCK_ORDER=\(value) is not a mode; use trap, report or off")
         }
         #else

@@ -20,7 +20,10 @@
 // the old lock reaches the new one (no false cycle through a reused address); (2) a lock's
 // deinit removes its node and every edge into it (no growth); dead `synchronized` nodes are
 // swept when the graph has doubled since the last sweep; (3) the graph is touched only under
-// `guardWord`, a bare mutex word that no hook watches (the checker never checks itself).
+// `guardWord`, a bare mutex word that no hook watches (the checker never checks itself); (4) a
+// strong reference loaded from a node's weak one under `guardWord` is released only after it
+// (`loadedObjects`): releasing the last reference to a lock runs its deinit, whose `forget`
+// takes `guardWord`, and would wait for itself for ever.
 //
 // Costs when on: a global mutex per blocking acquisition while the thread holds a lock, plus a
 // depth-first search per new edge; a debugging tool, measured in Benchmarks/README.md.
@@ -66,6 +69,9 @@ internal final class _LockOrderGraph: @unchecked Sendable {
     private var nextSerial: UInt64 = 1
     private var reported: Set<[UInt64]> = []
     private var sweepAt = 1024
+    /// Objects loaded from nodes' weak references under `guardWord`, kept until it is released
+    /// (invariant 4).
+    private var loadedObjects: [AnyObject] = []
 
     // MARK: - The thread's held stack
 
@@ -173,7 +179,10 @@ internal final class _LockOrderGraph: @unchecked Sendable {
             heldNode.edges[target] = Edge(targetSerial: targetNode.serial, thread: thread, frames: frames!)
         }
         sweepIfGrown()
+        let loaded = loadedObjects
+        loadedObjects = []
         _ = _MutexWord.unlock(guardWord, for: .lock)
+        withExtendedLifetime(loaded) {}  // released here, after guardWord (invariant 4)
         for violation in violations {
             report(violation.summary, sightings: violation.sightings, here: frames)
         }
@@ -190,9 +199,17 @@ internal final class _LockOrderGraph: @unchecked Sendable {
 
     // MARK: - The graph (under guardWord)
 
+    /// The node's lock, or nil when it was deallocated; kept alive until `guardWord` is released
+    /// (invariant 4).
+    private func object(of node: Node) -> AnyObject? {
+        guard let object = node.object else { return nil }
+        loadedObjects.append(object)
+        return object
+    }
+
     /// The live node of `lock`, made anew when there is none or the address's node is dead.
     private func node(for lock: AnyObject, _ kind: _LockOrderKind, at address: UnsafeRawPointer) -> Node {
-        if let node = nodes[address], node.object === lock { return node }
+        if let node = nodes[address], object(of: node) === lock { return node }
         let node = Node(serial: nextSerial, kind: kind, object: lock)
         nextSerial += 1
         nodes[address] = node
@@ -206,7 +223,7 @@ internal final class _LockOrderGraph: @unchecked Sendable {
         while let (address, steps) = stack.popLast() {
             guard let node = nodes[address] else { continue }
             for (next, edge) in node.edges {
-                guard let target = nodes[next], target.serial == edge.targetSerial, target.object != nil else {
+                guard let target = nodes[next], target.serial == edge.targetSerial, object(of: target) != nil else {
                     continue
                 }
                 let walked = steps + [(address, edge)]
@@ -221,10 +238,11 @@ internal final class _LockOrderGraph: @unchecked Sendable {
     /// into them, once the graph has doubled since the last sweep (invariant 2).
     private func sweepIfGrown() {
         guard nodes.count > sweepAt else { return }
-        let dead = nodes.filter { $0.value.object == nil }.map(\.key)
+        let dead = Set(nodes.filter { object(of: $0.value) == nil }.map(\.key))
         for address in dead { nodes.removeValue(forKey: address) }
-        for node in nodes.values {
-            for address in dead { node.edges.removeValue(forKey: address) }
+        // One pass over the edges (not one lookup per node and dead address: quadratic).
+        for node in nodes.values where !node.edges.isEmpty {
+            node.edges = node.edges.filter { !dead.contains($0.key) }
         }
         sweepAt = max(1024, nodes.count * 2)
     }
@@ -250,9 +268,9 @@ internal final class _LockOrderGraph: @unchecked Sendable {
     }
 
     private func sighting(_ from: UnsafeRawPointer, _ edge: Edge) -> Sighting {
-        let source = nodes[from].flatMap { node in node.object.map { Self.describe($0, node.kind, from) } }
+        let source = nodes[from].flatMap { node in object(of: node).map { Self.describe($0, node.kind, from) } }
         let target = nodes.first { $0.value.serial == edge.targetSerial }.flatMap { entry in
-            entry.value.object.map { Self.describe($0, entry.value.kind, entry.key) }
+            object(of: entry.value).map { Self.describe($0, entry.value.kind, entry.key) }
         }
         return Sighting(
             text: "  \(source ?? "a lock") -> \(target ?? "a lock")   first seen on thread \(edge.thread):\n",
@@ -274,7 +292,8 @@ internal final class _LockOrderGraph: @unchecked Sendable {
             "  (function names in these backtraces: link with -Xlinker --export-dynamic, and pipe the report through swift demangle)\n"
         )
         if mode == .trap {
-            preconditionFailure("LockOrderChecking: lock-order violation: \(summary.prefix { $0 != "\n" })")
+            // fatalError, not preconditionFailure: -O builds drop a precondition's message.
+            fatalError("LockOrderChecking: lock-order violation: \(summary.prefix { $0 != "\n" })")
         }
     }
 
