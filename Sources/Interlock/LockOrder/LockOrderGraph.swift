@@ -28,6 +28,10 @@
 // Costs when on: a global mutex per blocking acquisition while the thread holds a lock, plus a
 // depth-first search per new edge; a debugging tool, measured in Benchmarks/README.md.
 
+// Compiled only with the package trait LockOrderChecking: without it nothing refers to the graph,
+// and clients do not carry its code.
+#if INTERLOCK_LOCK_ORDER
+
 import CInterlock
 
 #if canImport(Glibc)
@@ -330,3 +334,5 @@ internal final class _LockOrderGraph: @unchecked Sendable {
         return "\(kind.typeName) at \(hex)"
     }
 }
+
+#endif
