@@ -11,6 +11,8 @@
 
 static _Thread_local struct ilk_lockorder_held ilk_lockorder_held_state;
 
+uint8_t ilk_lockorder_mode_cache = 0;
+
 struct ilk_lockorder_held *ilk_lockorder_thread_held(void) { return &ilk_lockorder_held_state; }
 
 int ilk_lockorder_backtrace(void **frames, int max) { return backtrace(frames, max); }

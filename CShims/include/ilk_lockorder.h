@@ -23,6 +23,21 @@ struct ilk_lockorder_held {
     uint32_t overflow;
 };
 
+/* The process's mode as the hooks test it: 0 until Swift has read INTERLOCK_LOCK_ORDER
+ * (LockOrderChecking.swift), then 1 off, 2 on (report or trap). Written once, with relaxed
+ * stores of the same value by any thread that computes it first; read with a relaxed load (the
+ * value is all the reader needs: the mode's details live in Swift's lazily initialised global,
+ * whose own initialisation is thread-safe). */
+extern uint8_t ilk_lockorder_mode_cache;
+
+static inline __attribute__((always_inline)) uint8_t ilk_lockorder_mode_cached(void) {
+    return __atomic_load_n(&ilk_lockorder_mode_cache, __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) void ilk_lockorder_set_mode_cache(uint8_t mode) {
+    __atomic_store_n(&ilk_lockorder_mode_cache, mode, __ATOMIC_RELAXED);
+}
+
 /* The calling thread's stack (thread-local, zero at thread start). */
 struct ilk_lockorder_held *ilk_lockorder_thread_held(void);
 

@@ -8,7 +8,7 @@
  * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: _releaseGranting _grantReaders _spin _lockReadSlow _sleepAsReader _registerReader _markStarving
  * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: _deregisterReader _sleeperFence _degrade _waitLimit _lockWriteSlow _writerLeaves _drain
  * @mirrors CShims/include/ilk_rwlock.h: ilk_rwlock_reader_leave_builtin ilk_rwlock_reader_leave_asm
- * @sha256 92381529642055c1
+ * @sha256 afdba50e57405d4b
  * @config -DN=2 -DREADERS=1 -DROUNDS=2
  * @config -DN=2 -DREADERS=1 -DROUNDS=2 -DTIMED=3
  * @config -DN=2 -DREADERS=1 -DROUNDS=2 -DSYMMETRIC

@@ -19,6 +19,8 @@
 // A try or timed acquisition calls didLock only (no edges into the lock: it cannot deadlock
 // forever, as lockdep treats a trylock).
 
+import CInterlock
+
 /// The kinds of lock that lock-order checking tells apart (for the reports, and to know which
 /// may be taken again by the thread that holds them).
 @usableFromInline
@@ -55,11 +57,30 @@ internal enum _LockOrder {
     @usableFromInline
     static var mode: _LockOrderMode { _LockOrderMode.current }
 
+    /// Whether the checks are on, as cheaply as the hooks need it: one relaxed load of a C
+    /// global once the mode is known (ilk_lockorder.h), the Swift global's lazy initialisation
+    /// (which reads the environment, and traps on a bad value) the first time.
+    @inlinable @inline(__always)
+    static var isOn: Bool {
+        // Relaxed: the cached value is all that is read (see ilk_lockorder.h).
+        let cached = ilk_lockorder_mode_cached()
+        if _fastPath(cached == 1) { return false }
+        if cached == 2 { return true }
+        return _computeMode()
+    }
+
+    @usableFromInline @inline(never)
+    static func _computeMode() -> Bool {
+        let on = mode != .off
+        ilk_lockorder_set_mode_cache(on ? 2 : 1)
+        return on
+    }
+
     /// Before a blocking acquisition of `lock` by the calling thread.
     @inlinable @inline(__always)
     static func willLock(_ lock: AnyObject, _ kind: _LockOrderKind) {
         #if INTERLOCK_LOCK_ORDER
-        if _slowPath(mode != .off) { _LockOrderGraph.shared.willLock(lock, kind) }
+        if _slowPath(isOn) { _LockOrderGraph.shared.willLock(lock, kind) }
         #endif
     }
 
@@ -67,7 +88,7 @@ internal enum _LockOrder {
     @inlinable @inline(__always)
     static func didLock(_ lock: AnyObject, _ kind: _LockOrderKind) {
         #if INTERLOCK_LOCK_ORDER
-        if _slowPath(mode != .off) { _LockOrderGraph.shared.didLock(lock, kind) }
+        if _slowPath(isOn) { _LockOrderGraph.shared.didLock(lock, kind) }
         #endif
     }
 
@@ -75,7 +96,7 @@ internal enum _LockOrder {
     @inlinable @inline(__always)
     static func didUnlock(_ lock: AnyObject) {
         #if INTERLOCK_LOCK_ORDER
-        if _slowPath(mode != .off) { _LockOrderGraph.didUnlock(lock) }
+        if _slowPath(isOn) { _LockOrderGraph.didUnlock(lock) }
         #endif
     }
 
@@ -83,7 +104,7 @@ internal enum _LockOrder {
     @inlinable @inline(__always)
     static func forget(_ lock: AnyObject) {
         #if INTERLOCK_LOCK_ORDER
-        if _slowPath(mode != .off) { _LockOrderGraph.shared.forget(_LockOrderGraph.address(lock)) }
+        if _slowPath(isOn) { _LockOrderGraph.shared.forget(_LockOrderGraph.address(lock)) }
         #endif
     }
 }

@@ -237,9 +237,11 @@ public final class ConditionLock: Locking, @unchecked Sendable {
         _LockOrder.willLock(self, .conditionLock)
         _MutexWord.lock(_mutex, for: .conditionLock)
         // Relaxed: read under the mutex, whose acquire orders it.
-        if _slowPath(ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) != condition) {
-            _ = _waitForCondition(condition, deadline: nil)
+        if _fastPath(ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition) {
+            _LockOrder.didLock(self, .conditionLock)
+            return
         }
+        _ = _waitForCondition(condition, deadline: nil)
         _LockOrder.didLock(self, .conditionLock)
     }
 

@@ -283,7 +283,12 @@ public final class ReadWriteLock: @unchecked Sendable {
     @inlinable @inline(__always)
     public func lockRead() {
         _LockOrder.willLock(self, .readWriteLockRead)
-        if _slowPath(!_tryEnterRead()) { _lockReadUntimed() }
+        // The shape of the code before the hooks (they compile to nothing without the trait).
+        if _fastPath(_tryEnterRead()) {
+            _LockOrder.didLock(self, .readWriteLockRead)
+            return
+        }
+        _lockReadUntimed()
         _LockOrder.didLock(self, .readWriteLockRead)
     }
 
