@@ -18,6 +18,10 @@ let package = Package(
         // A distributed lock on PostgreSQL advisory locks, over libpq (Debian/Ubuntu:
         // libpq-dev). Only packages that use this product build it or need libpq.
         .library(name: "InterlockPostgres", targets: ["InterlockPostgres"]),
+        // Apple's synchronization names on Linux (OSAtomic, OSSpinLock, os_unfair_lock,
+        // OSAllocatedUnfairLock, the OSAtomic queues, NSDistributedLock) over Interlock; the one
+        // module that may import Foundation (for NSDistributedLock).
+        .library(name: "InterlockCompat", targets: ["InterlockCompat"]),
         .executable(name: "interlock-stress", targets: ["interlock-stress"]),
     ],
     // Off by default: `swift test --traits LockOrderChecking` (or `traits: ["LockOrderChecking"]`
@@ -61,6 +65,11 @@ let package = Package(
             dependencies: ["Interlock", "CLibPQ"],
             path: "Sources/InterlockPostgres"
         ),
+        .target(
+            name: "InterlockCompat",
+            dependencies: ["Interlock", "CInterlock"],
+            path: "Sources/InterlockCompat"
+        ),
         .executableTarget(
             name: "interlock-stress",
             dependencies: ["Interlock", "CInterlock", "InterlockPostgres"],
@@ -92,6 +101,11 @@ let package = Package(
             name: "InterlockPostgresTests",
             dependencies: ["Interlock", "InterlockPostgres", "interlock-pg-helper"],
             path: "Tests/InterlockPostgresTests"
+        ),
+        .testTarget(
+            name: "InterlockCompatTests",
+            dependencies: ["InterlockCompat", "Interlock"],
+            path: "Tests/InterlockCompatTests"
         ),
         // The stress harness's own parts: its latency histogram and its command line.
         .testTarget(
