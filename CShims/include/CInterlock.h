@@ -14,6 +14,7 @@
  *   ilk_node_pool.h recycling of small nodes through RCU grace periods (LockFreeStack)
  *   ilk_sync.h      the per-object lock records of synchronized(_:_:)
  *   ilk_fs.h        statfs(2)'s file system type, for DistributedLock's choice of recipe
+ *   ilk_osqueue.h   Darwin's OSQueueHead/OSFifoQueueHead and a double-width CAS (InterlockCompat)
  */
 #ifndef CINTERLOCK_H
 #define CINTERLOCK_H
@@ -32,5 +33,6 @@
 #include "ilk_sync.h"
 #include "ilk_fs.h"
 #include "ilk_lockorder.h"
+#include "ilk_osqueue.h"
 
 #endif /* CINTERLOCK_H */

@@ -1,0 +1,46 @@
+/*
+ * ilk_dwcas.c — the striped-lock form of ilk_dwcas (ilk_osqueue.h), for targets without a
+ * double-width compare-and-swap instruction and for ThreadSanitizer builds on x86-64.
+ *
+ * 64 spin locks, each on its own 128-byte block, chosen by the address's bits above the
+ * 16-byte alignment. The words are read and written with atomics inside the lock, so that
+ * readers outside it (ilk_atomic_load_uptr) see each word whole.
+ */
+#include "include/ilk_osqueue.h"
+#include "include/ilk_fence.h"
+
+#define ILK_DWCAS_STRIPES 64
+
+static struct {
+    uint32_t word;
+    char padding[128 - sizeof(uint32_t)];
+} ilk_dwcas_stripes[ILK_DWCAS_STRIPES] __attribute__((aligned(128)));
+
+bool ilk_dwcas_locked(uintptr_t *address, uintptr_t *lo, uintptr_t *hi, uintptr_t new_lo,
+                      uintptr_t new_hi) {
+    uint32_t *lock = &ilk_dwcas_stripes[((uintptr_t)address >> 4) % ILK_DWCAS_STRIPES].word;
+    unsigned spins = 0;
+    while (__atomic_exchange_n(lock, 1u, __ATOMIC_ACQUIRE) != 0) {
+        while (__atomic_load_n(lock, __ATOMIC_RELAXED) != 0) {
+            if (++spins < 64) {
+                ilk_spin_pause();
+            } else {
+                ilk_thread_yield();
+            }
+        }
+    }
+    uintptr_t old_lo = __atomic_load_n(&address[0], __ATOMIC_RELAXED);
+    uintptr_t old_hi = __atomic_load_n(&address[1], __ATOMIC_RELAXED);
+    bool ok = old_lo == *lo && old_hi == *hi;
+    if (ok) {
+        /* A reader outside the lock may pair one old word with one new: OSQueue.swift's CAS
+         * then fails (its generation grows with every change and no change restores lo). */
+        __atomic_store_n(&address[1], new_hi, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&address[0], new_lo, __ATOMIC_SEQ_CST);
+    } else {
+        *lo = old_lo;
+        *hi = old_hi;
+    }
+    __atomic_store_n(lock, 0u, __ATOMIC_RELEASE);
+    return ok;
+}
