@@ -1,3 +1,5 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// (Darwin's names and parameter names, kept for source compatibility.)
 // OSFifoQueue: Darwin's intrusive FIFO (<libkern/OSAtomicQueue.h>: OSFifoQueueHead,
 // OSAtomicFifoEnqueue, OSAtomicFifoDequeue), elements linked through a pointer word at a
 // byte offset inside each element.
@@ -72,13 +74,17 @@ private func _fifoEnds(
 ) -> (first: UnsafeMutablePointer<UnsafeMutableRawPointer?>, last: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
     let raw = UnsafeMutableRawPointer(list)
     return (
-        (raw + MemoryLayout<OSFifoQueueHead>.offset(of: \.opaque1)!).assumingMemoryBound(to: UnsafeMutableRawPointer?.self),
-        (raw + MemoryLayout<OSFifoQueueHead>.offset(of: \.opaque2)!).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        (raw + MemoryLayout<OSFifoQueueHead>.offset(of: \.opaque1)!).assumingMemoryBound(
+            to: UnsafeMutableRawPointer?.self),
+        (raw + MemoryLayout<OSFifoQueueHead>.offset(of: \.opaque2)!).assumingMemoryBound(
+            to: UnsafeMutableRawPointer?.self)
     )
 }
 
 @inline(__always)
-private func _fifoLink(_ element: UnsafeMutableRawPointer, _ offset: Int) -> UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+private func _fifoLink(_ element: UnsafeMutableRawPointer, _ offset: Int) -> UnsafeMutablePointer<
+    UnsafeMutableRawPointer?
+> {
     (element + offset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
 }
 

@@ -1,3 +1,5 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// (Darwin's names and parameter names, kept for source compatibility.)
 // OSQueue: Darwin's intrusive lock-free LIFO (<libkern/OSAtomicQueue.h>: OSQueueHead,
 // OSAtomicEnqueue, OSAtomicDequeue), with the caller's elements linked through a pointer word
 // at a byte offset inside each element.
@@ -52,7 +54,8 @@ private func _queueWords(
 }
 
 @inline(__always)
-private func _link(_ element: UnsafeMutableRawPointer, _ offset: Int) -> UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+private func _link(_ element: UnsafeMutableRawPointer, _ offset: Int) -> UnsafeMutablePointer<UnsafeMutableRawPointer?>
+{
     (element + offset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
 }
 

@@ -59,6 +59,39 @@ struct OSQueueTests {
         #expect(OSAtomicDequeue(head, itemLink) == UnsafeMutableRawPointer(items + 2))
     }
 
+    @Test("ABA: after A is dequeued, B dequeued and A enqueued again, the head pair differs")
+    func generationDefeatsABA() {
+        let head = UnsafeMutablePointer<OSQueueHead>.allocate(capacity: 1)
+        head.initialize(to: OS_ATOMIC_QUEUE_INIT)
+        let items = UnsafeMutablePointer<Item>.allocate(capacity: 3)
+        defer {
+            head.deallocate()
+            items.deallocate()
+        }
+        for index in 0..<3 { (items + index).initialize(to: Item(value: index, seen: 0, next: nil, tail: 0)) }
+        let c = UnsafeMutableRawPointer(items)
+        let b = UnsafeMutableRawPointer(items + 1)
+        let a = UnsafeMutableRawPointer(items + 2)
+        OSAtomicEnqueue(head, c, itemLink)
+        OSAtomicEnqueue(head, b, itemLink)
+        OSAtomicEnqueue(head, a, itemLink)
+        // What a dequeuer reads before it is preempted: (A, g) and A's link B.
+        let stale = head.pointee
+        #expect(stale.opaque1 == a)
+        #expect(items[2].next == b)
+        // Meanwhile: A and B dequeued, A enqueued again (its link now C).
+        #expect(OSAtomicDequeue(head, itemLink) == a)
+        #expect(OSAtomicDequeue(head, itemLink) == b)
+        OSAtomicEnqueue(head, a, itemLink)
+        // The pointer alone would match (the classic ABA); the pair, which the CAS compares,
+        // does not, so the stale dequeuer cannot install B.
+        #expect(head.pointee.opaque1 == stale.opaque1)
+        #expect(head.pointee.opaque2 != stale.opaque2)
+        #expect(OSAtomicDequeue(head, itemLink) == a)
+        #expect(OSAtomicDequeue(head, itemLink) == c)
+        #expect(OSAtomicDequeue(head, itemLink) == nil)
+    }
+
     @Test("producers and consumers: every element dequeued exactly once")
     func producersAndConsumers() {
         let producers = 4
@@ -104,9 +137,9 @@ struct OSQueueTests {
 
     @Test("threads dequeue and enqueue the same elements again (ABA): none lost or duplicated")
     func recycling() {
-        let threads = 4
-        let rounds = 50_000
-        let count = 16  // few elements: each address comes back to the head often
+        let threads = 8
+        let rounds = 100_000
+        let count = 4  // few elements: each address comes back to the head often
         let shared = QueueTestPointers(
             head: UnsafeMutablePointer<OSQueueHead>.allocate(capacity: 1),
             elements: UnsafeMutablePointer<Item>.allocate(capacity: count)
