@@ -94,9 +94,12 @@ struct UnfairLockTests {
             got.raise()
             os_unfair_lock_unlock(l)
         }
-        usleep(50_000)  // long enough for the waiter to spin out and park
+        // The waiter spins briefly, then sets the waiters bit and parks; wait (bounded) for the bit.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while lockWord(lock) & 0x8000_0000 == 0 && ContinuousClock.now < deadline { usleep(1_000) }
+        #expect(lockWord(lock) & 0x8000_0000 != 0, "the waiter set the waiters bit")
+        usleep(10_000)  // let it reach the futex wait
         #expect(!got.isRaised)
-        #expect(lock.pointee._os_unfair_lock_opaque & 0x8000_0000 != 0, "the waiter set the waiters bit")
         os_unfair_lock_unlock(lock)
         #expect(got.wait(seconds: 60))
         waiter.join()
@@ -160,4 +163,10 @@ struct UnfairLockTests {
         }
         compatExpectStderr(result, contains: "os_unfair_lock: recursive lock attempt")
     }
+}
+
+/// The lock word, read atomically (OR-ing in nothing returns the current value).
+private func lockWord(_ lock: os_unfair_lock_t) -> UInt32 {
+    let raw = UnsafeMutableRawPointer(lock).assumingMemoryBound(to: UInt32.self)
+    return UInt32(bitPattern: OSAtomicOr32Barrier(0, raw))
 }
