@@ -62,6 +62,24 @@ public struct OSAllocatedUnfairLock<State>: @unchecked Sendable {
         try withLockIfAvailableUnchecked(body)
     }
 
+    /// ``withLockUnchecked(_:)`` with Apple's lock flags (macOS 15, iOS 18); see
+    /// ``OSAllocatedUnfairLockFlags`` for what they change here (nothing).
+    @inlinable
+    public func withLockUnchecked<R>(
+        flags: OSAllocatedUnfairLockFlags, _ body: (inout State) throws -> R
+    ) rethrows -> R {
+        try withLockUnchecked(body)
+    }
+
+    /// ``withLock(_:)`` with Apple's lock flags (macOS 15, iOS 18); see
+    /// ``OSAllocatedUnfairLockFlags`` for what they change here (nothing).
+    @inlinable
+    public func withLock<R: Sendable>(
+        flags: OSAllocatedUnfairLockFlags, _ body: @Sendable (inout State) throws -> R
+    ) rethrows -> R {
+        try withLockUnchecked(body)
+    }
+
     /// Whether the calling thread holds the lock, for ``precondition(_:)``.
     @frozen
     public enum Ownership: Hashable, Sendable {
@@ -114,6 +132,25 @@ extension OSAllocatedUnfairLock where State == () {
         _buffer.withUnsafeMutablePointerToElements { os_unfair_lock_lock($0) }
     }
 
+    /// ``lock()`` with Apple's lock flags (macOS 15, iOS 18), which change nothing here.
+    @inlinable
+    public func lock(flags: OSAllocatedUnfairLockFlags) {
+        lock()
+    }
+
+    /// ``withLockUnchecked(_:)`` with Apple's lock flags, which change nothing here.
+    @inlinable
+    public func withLockUnchecked<R>(flags: OSAllocatedUnfairLockFlags, _ body: () throws -> R) rethrows -> R {
+        try withLockUnchecked(body)
+    }
+
+    /// ``withLock(_:)`` with Apple's lock flags, which change nothing here.
+    @inlinable
+    public func withLock<R: Sendable>(flags: OSAllocatedUnfairLockFlags, _ body: @Sendable () throws -> R) rethrows -> R
+    {
+        try withLockUnchecked(body)
+    }
+
     /// Takes the lock if it is free, without waiting.
     /// - Returns: `true` when the calling thread now holds it.
     @inlinable
@@ -151,4 +188,19 @@ extension OSAllocatedUnfairLock where State == () {
     public func withLockIfAvailable<R: Sendable>(_ body: @Sendable () throws -> R) rethrows -> R? {
         try withLockIfAvailableUnchecked { (_: inout ()) in try body() }
     }
+}
+
+/// Options for taking an ``OSAllocatedUnfairLock`` (Apple's, macOS 15, iOS 18).
+///
+/// Accepted for source compatibility and ignored: this lock always spins briefly before it
+/// parks in the kernel, which is what Apple's `adaptiveSpin` asks for.
+public struct OSAllocatedUnfairLockFlags: OptionSet, Sendable {
+    /// The flags' bits.
+    public let rawValue: UInt32
+
+    /// Flags from their bits.
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Spin briefly before blocking while the holder runs (what this lock always does).
+    public static let adaptiveSpin = OSAllocatedUnfairLockFlags(rawValue: 1 << 0)
 }

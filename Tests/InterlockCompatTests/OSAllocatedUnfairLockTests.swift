@@ -83,6 +83,25 @@ struct OSAllocatedUnfairLockTests {
         #expect(lock.withLockIfAvailableUnchecked { 5 } == 5)
     }
 
+    @Test("the flags forms (macOS 15, iOS 18) take the lock as the plain forms do")
+    func flagsForms() {
+        let counter = OSAllocatedUnfairLock(initialState: 0)
+        #expect(
+            counter.withLock(flags: .adaptiveSpin) {
+                $0 += 1; return $0
+            } == 1)
+        #expect(
+            counter.withLockUnchecked(flags: []) {
+                $0 += 1; return $0
+            } == 2)
+        let lock = OSAllocatedUnfairLock()
+        lock.lock(flags: .adaptiveSpin)
+        lock.precondition(.owner)
+        lock.unlock()
+        #expect(lock.withLock(flags: .adaptiveSpin) { 3 } == 3)
+        #expect(lock.withLockUnchecked(flags: .adaptiveSpin) { 4 } == 4)
+    }
+
     @Test("withLockIfAvailable returns nil without waiting while another thread holds the lock")
     func ifAvailableWhileHeld() {
         let lock = OSAllocatedUnfairLock(initialState: 7)
