@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the documentation catalogs (Sources/Interlock/Interlock.docc and
-# Sources/InterlockPostgres/InterlockPostgres.docc) into .build-docs/MODULE.doccarchive with the
+# Builds the documentation catalogs (Sources/Interlock/Interlock.docc,
+# Sources/InterlockPostgres/InterlockPostgres.docc and
+# Sources/InterlockCompat/InterlockCompat.docc) into .build-docs/MODULE.doccarchive with the
 # toolchain's own docc, warnings as errors, so that a symbol link that does not resolve, in an
 # article or in a doc comment, fails the build.
 #
@@ -39,6 +40,43 @@ build_symbol_graph() { # module symbols-dir
         -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$2"
 }
 
+# A module that re-exports another (`@_exported import Interlock` in InterlockCompat) gets the
+# other's symbols in its own graph; docc would document them twice and the curation check would
+# ask the landing page to curate them. They are documented in their own module's archive, so
+# drop every symbol declared outside Sources/MODULE, the members of dropped symbols (synthesized
+# ones have no location) and the relationships that name a dropped symbol.
+drop_reexported_symbols() { # module symbols-dir
+    command -v python3 >/dev/null 2>&1 || return 0
+    python3 - "$1" "$2" <<'PY'
+import glob, json, os, sys
+
+module, symbols_dir = sys.argv[1], sys.argv[2]
+for path in glob.glob(os.path.join(symbols_dir, f"{module}*.symbols.json")):
+    with open(path) as f:
+        graph = json.load(f)
+    dropped = set()
+    for symbol in graph.get("symbols", []):
+        uri = symbol.get("location", {}).get("uri", "")
+        if "/Sources/" in uri and f"/Sources/{module}/" not in uri:
+            dropped.add(symbol["identifier"]["precise"])
+    changed = True
+    while changed:
+        changed = False
+        for relationship in graph.get("relationships", []):
+            if (relationship["kind"] == "memberOf" and relationship["target"] in dropped
+                    and relationship["source"] not in dropped):
+                dropped.add(relationship["source"])
+                changed = True
+    if not dropped:
+        continue
+    graph["symbols"] = [s for s in graph["symbols"] if s["identifier"]["precise"] not in dropped]
+    graph["relationships"] = [r for r in graph.get("relationships", [])
+                              if r["source"] not in dropped and r["target"] not in dropped]
+    with open(path, "w") as f:
+        json.dump(graph, f)
+PY
+}
+
 build_module_docs() { # module
     local module="$1"
     local symbols="$PWD/$scratch/symbol-graphs/$module"
@@ -53,6 +91,7 @@ build_module_docs() { # module
     fi
     # Only the module's own graph: a dependency's symbols are documented in its own archive.
     find "$symbols" -name '*.symbols.json' ! -name "$module.symbols.json" ! -name "$module@*.symbols.json" -delete
+    drop_reexported_symbols "$module" "$symbols"
 
     rm -rf "$archive"
     "$docc" convert "$catalog" \
@@ -100,4 +139,4 @@ PY
     echo "build-docs: $archive"
 }
 
-for module in Interlock InterlockPostgres; do build_module_docs "$module"; done
+for module in Interlock InterlockPostgres InterlockCompat; do build_module_docs "$module"; done

@@ -62,7 +62,7 @@ public struct OSAllocatedUnfairLock<State>: @unchecked Sendable {
         try withLockIfAvailableUnchecked(body)
     }
 
-    /// ``withLockUnchecked(_:)`` with Apple's lock flags (macOS 15, iOS 18); see
+    /// ``withLockUnchecked(_:)-((State)->R)`` with Apple's lock flags (macOS 15, iOS 18); see
     /// ``OSAllocatedUnfairLockFlags`` for what they change here (nothing).
     @inlinable
     public func withLockUnchecked<R>(
@@ -71,7 +71,7 @@ public struct OSAllocatedUnfairLock<State>: @unchecked Sendable {
         try withLockUnchecked(body)
     }
 
-    /// ``withLock(_:)`` with Apple's lock flags (macOS 15, iOS 18); see
+    /// ``withLock(_:)-((State)->R)`` with Apple's lock flags (macOS 15, iOS 18); see
     /// ``OSAllocatedUnfairLockFlags`` for what they change here (nothing).
     @inlinable
     public func withLock<R: Sendable>(
@@ -138,13 +138,13 @@ extension OSAllocatedUnfairLock where State == () {
         lock()
     }
 
-    /// ``withLockUnchecked(_:)`` with Apple's lock flags, which change nothing here.
+    /// ``withLockUnchecked(_:)-(()->R)`` with Apple's lock flags, which change nothing here.
     @inlinable
     public func withLockUnchecked<R>(flags: OSAllocatedUnfairLockFlags, _ body: () throws -> R) rethrows -> R {
         try withLockUnchecked(body)
     }
 
-    /// ``withLock(_:)`` with Apple's lock flags, which change nothing here.
+    /// ``withLock(_:)-(()->R)`` with Apple's lock flags, which change nothing here.
     @inlinable
     public func withLock<R: Sendable>(flags: OSAllocatedUnfairLockFlags, _ body: @Sendable () throws -> R) rethrows -> R
     {

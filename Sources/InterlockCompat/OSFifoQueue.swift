@@ -22,7 +22,7 @@
 import CInterlock
 
 /// Darwin's `OSFifoQueueHead`: the head of an intrusive first-in, first-out queue for
-/// ``OSAtomicFifoEnqueue(_:_:_:)`` and ``OSAtomicFifoDequeue(_:_:)``.
+/// `OSAtomicFifoEnqueue(_:_:_:)` and `OSAtomicFifoDequeue(_:_:)`.
 ///
 /// As on Darwin: a 16-byte aligned struct with `opaque1`, `opaque2: UnsafeMutableRawPointer?`
 /// (here the first and last elements) and `opaque3: Int32` (here a lock word), `init()` (an
@@ -121,8 +121,8 @@ public func OSAtomicFifoEnqueue(
 /// Darwin's `OSAtomicFifoDequeue`: removes and returns the element at the head of the queue
 /// at `__list` (the one enqueued earliest), or `nil` when the queue is empty.
 ///
-/// `__offset` is the link's offset, the same as for ``OSAtomicFifoEnqueue(_:_:_:)``. Not
-/// lock-free (see there). Unlike ``OSAtomicDequeue(_:_:)``, it never reads an element that is
+/// `__offset` is the link's offset, the same as for `OSAtomicFifoEnqueue(_:_:_:)`. Not
+/// lock-free (see there). Unlike `OSAtomicDequeue(_:_:)`, it never reads an element that is
 /// not in the queue, so a dequeued element may be freed at once.
 public func OSAtomicFifoDequeue(
     _ __list: UnsafeMutablePointer<OSFifoQueueHead>,

@@ -30,7 +30,7 @@
 import CInterlock
 
 /// Darwin's `OSQueueHead`: the head of an intrusive last-in, first-out queue for
-/// ``OSAtomicEnqueue(_:_:_:)`` and ``OSAtomicDequeue(_:_:)``.
+/// `OSAtomicEnqueue(_:_:_:)` and `OSAtomicDequeue(_:_:)`.
 ///
 /// As on Darwin: a 16-byte, 16-byte aligned struct with `opaque1: UnsafeMutableRawPointer?`
 /// (the first element) and `opaque2: Int` (a generation count), `init()` (an empty queue) and
@@ -97,7 +97,7 @@ public func OSAtomicEnqueue(
 /// Darwin's `OSAtomicDequeue`: pops the element most recently enqueued on the queue at
 /// `__list`, or returns `nil` when the queue is empty.
 ///
-/// `__offset` is the link's offset, the same as for ``OSAtomicEnqueue(_:_:_:)``. Lock-free on
+/// `__offset` is the link's offset, the same as for `OSAtomicEnqueue(_:_:_:)`. Lock-free on
 /// the same targets; a full barrier.
 ///
 /// - Important: As on Darwin, the memory of every element that was ever enqueued must stay
