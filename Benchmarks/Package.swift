@@ -135,7 +135,8 @@ package.targets += [
 ]
 
 // Locks (issue 3): Lock, SpinLock, RecursiveLock, ReadWriteLock against the pthread peers
-// (their own C target), Foundation's NSLock/NSRecursiveLock, Synchronization.Mutex and NIOLock.
+// (their own C target), Foundation's NSLock/NSRecursiveLock, Synchronization.Mutex and NIOLock;
+// InterlockCompat's os_unfair_lock and OSAllocatedUnfairLock beside Lock.
 package.dependencies += [
     .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.2")
 ]
@@ -149,6 +150,7 @@ package.targets += [
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
             .product(name: "Interlock", package: "Interlock"),
+            .product(name: "InterlockCompat", package: "Interlock"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             "LockPeers",
             "BenchmarkSupport",

@@ -21,6 +21,7 @@
 
 import Foundation
 import Interlock
+import InterlockCompat
 import LockPeers
 import NIOConcurrencyHelpers
 import Synchronization
@@ -60,6 +61,44 @@ final class InterlockLockContender: CounterLock, @unchecked Sendable {
         lock.unlock()
     }
     func countUnderLock() -> Int { lock.withLock { counter.pointer.pointee } }
+}
+
+/// InterlockCompat's `os_unfair_lock` (a futex lock whose word records its owner), used as
+/// Darwin code uses it: a word at a stable address, through the C-style functions. Beside
+/// `Interlock Lock` to show what the compat layer (the owner check) costs, if anything.
+final class CompatUnfairLockContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "InterlockCompat os_unfair_lock" }
+    let lock: os_unfair_lock_t = {
+        let pointer = os_unfair_lock_t.allocate(capacity: 1)
+        pointer.initialize(to: os_unfair_lock())
+        return pointer
+    }()
+    let counter = PlainCounter()
+    deinit { lock.deallocate() }
+    @inline(__always) func incrementUnderLock() {
+        os_unfair_lock_lock(lock)
+        counter.pointer.pointee += 1
+        os_unfair_lock_unlock(lock)
+    }
+    func countUnderLock() -> Int {
+        os_unfair_lock_lock(lock)
+        defer { os_unfair_lock_unlock(lock) }
+        return counter.pointer.pointee
+    }
+}
+
+/// InterlockCompat's `OSAllocatedUnfairLock` (`os_unfair_lock` in a ManagedBuffer), as
+/// `OSAllocatedUnfairLock<Void>` around the same external counter, like `Mutex<Void>`.
+final class CompatAllocatedUnfairLockContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "InterlockCompat OSAllocatedUnfairLock" }
+    let lock = OSAllocatedUnfairLock()
+    let counter = PlainCounter()
+    @inline(__always) func incrementUnderLock() {
+        lock.lock()
+        counter.pointer.pointee += 1
+        lock.unlock()
+    }
+    func countUnderLock() -> Int { lock.withLockUnchecked { counter.pointer.pointee } }
 }
 
 /// glibc's `pthread_mutex_t` with default attributes.

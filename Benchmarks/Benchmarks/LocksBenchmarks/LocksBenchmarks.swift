@@ -8,9 +8,10 @@
 //   "ReadWriteLock read lock+unlock / 1 thread", "... write lock+unlock / 1 thread"
 //   "ReadWriteLock 95% reads / N threads" every 20th operation of each thread writes (adds one
 //                                         under the write lock), the rest read under the read lock
-// where <Kind> is Mutex (Lock vs pthread default and adaptive, NSLock, Synchronization.Mutex,
-// NIOLock), SpinLock (vs pthread spinlock, Concurrency Kit's fetch-and-store and ticket spin
-// locks) or RecursiveLock (vs pthread recursive, NSRecursiveLock); ReadWriteLock is compared
+// where <Kind> is Mutex (Lock, and InterlockCompat's os_unfair_lock and OSAllocatedUnfairLock
+// over the same kind of futex lock, vs pthread default and adaptive, NSLock,
+// Synchronization.Mutex, NIOLock), SpinLock (vs pthread spinlock, Concurrency Kit's
+// fetch-and-store and ticket spin locks) or RecursiveLock (vs pthread recursive, NSRecursiveLock); ReadWriteLock is compared
 // with pthread rwlock (default and prefer-writer) and Concurrency Kit's ck_rwlock. CK's locks
 // never sleep: in the 4-thread groups a waiter burns its core while the holder is preempted.
 //
@@ -161,6 +162,8 @@ let benchmarks: @Sendable () -> Void = {
     for threads in [1, 2, 4] {
         let workload = threads == 1 ? "lock+unlock" : "shared counter"
         registerCounter(InterlockLockContender.self, kind: "Mutex", workload: workload, threads: threads)
+        registerCounter(CompatUnfairLockContender.self, kind: "Mutex", workload: workload, threads: threads)
+        registerCounter(CompatAllocatedUnfairLockContender.self, kind: "Mutex", workload: workload, threads: threads)
         registerCounter(PthreadMutexContender.self, kind: "Mutex", workload: workload, threads: threads)
         registerCounter(PthreadAdaptiveMutexContender.self, kind: "Mutex", workload: workload, threads: threads)
         registerCounter(NSLockContender.self, kind: "Mutex", workload: workload, threads: threads)
