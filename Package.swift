@@ -72,7 +72,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "interlock-stress",
-            dependencies: ["Interlock", "CInterlock", "InterlockPostgres"],
+            dependencies: ["Interlock", "CInterlock", "InterlockPostgres", "InterlockCompat"],
             path: "StressTests"
         ),
         // Child process for DistributedLock's multi-process tests; built with the tests (a

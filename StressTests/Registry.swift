@@ -54,6 +54,10 @@ enum WorkloadRegistry {
         .atomicLazyReferenceOneWinner,
         // synchronized
         .synchronizedNesting,
+        // InterlockCompat (Apple's names)
+        .compatLocks,
+        .compatOSQueueRecycling,
+        .compatFifoQueueRecycling,
     ]
 
     /// The workload called `name`, if any.
