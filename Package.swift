@@ -104,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "InterlockCompatTests",
-            dependencies: ["InterlockCompat", "Interlock"],
+            dependencies: ["InterlockCompat", "Interlock", "CInterlock"],
             path: "Tests/InterlockCompatTests"
         ),
         // The stress harness's own parts: its latency histogram and its command line.
