@@ -1,6 +1,7 @@
 /*
  * ilk_dwcas.c — the striped-lock form of ilk_dwcas (ilk_osqueue.h), for targets without a
- * double-width compare-and-swap instruction and for ThreadSanitizer builds on x86-64.
+ * double-width compare-and-swap instruction, x86-64 CPUs without CMPXCHG16B, and
+ * ThreadSanitizer builds on x86-64; and the CPUID probe for CMPXCHG16B.
  *
  * 64 spin locks, each on its own 128-byte block, chosen by the address's bits above the
  * 16-byte alignment. The words are read and written with atomics inside the lock, so that
@@ -8,6 +9,24 @@
  */
 #include "include/ilk_osqueue.h"
 #include "include/ilk_fence.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+int ilk_dwcas_cx16_state;
+
+int ilk_dwcas_probe(void) {
+    int state = 2;
+#if defined(__x86_64__)
+    unsigned eax, ebx, ecx, edx;
+    /* CPUID leaf 1, ECX bit 13: CMPXCHG16B. */
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_CMPXCHG16B)) state = 1;
+#endif
+    /* Relaxed: the answer is the same for every thread (ilk_osqueue.h). */
+    __atomic_store_n(&ilk_dwcas_cx16_state, state, __ATOMIC_RELAXED);
+    return state;
+}
 
 #define ILK_DWCAS_STRIPES 64
 

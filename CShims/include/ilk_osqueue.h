@@ -15,6 +15,8 @@
  *       stores the two words found into lo and hi (read atomically as a pair) and returns false.
  *   ilk_dwcas_is_lock_free()
  *       Whether ilk_dwcas is a single instruction sequence: x86-64 (`lock cmpxchg16b`, when
+ *       the CPU has it, which CPUID tells once (ilk_dwcas_probe): the x86-64 baseline does not
+ *       promise it and a few early CPUs and virtual CPU models lack it; and when
  *       ThreadSanitizer's runtime is not linked in: it does not see inline assembly) and
  *       AArch64 (the compiler's 16-byte __atomic builtin: LDAXP/STLXP, or CASPAL with LSE).
  *       Elsewhere ilk_dwcas takes one of 64 spin locks chosen by the address (ilk_dwcas.c).
@@ -52,9 +54,18 @@ _Static_assert(sizeof(void *) != 8 || sizeof(ilk_os_fifo_queue_head) == 32, "OSF
 bool ilk_dwcas_locked(uintptr_t *address, uintptr_t *lo, uintptr_t *hi, uintptr_t new_lo,
                       uintptr_t new_hi);
 
+/* Whether this x86-64 CPU has CMPXCHG16B: 0 not asked yet, 1 yes, 2 no. Read and written
+ * relaxed: every thread that asks computes the same answer from CPUID, so a thread that reads
+ * 0 only asks again (ilk_dwcas.c). */
+extern int ilk_dwcas_cx16_state;
+int ilk_dwcas_probe(void);
+
+/* Whether ilk_dwcas uses the instruction (see the file comment). */
 ILK_INLINE bool ilk_dwcas_is_lock_free(void) {
 #if defined(__x86_64__) && defined(ILK_FLAG_ASM)
-    return ilk_flag_asm_usable();
+    if (!ilk_flag_asm_usable()) return false;
+    int state = __atomic_load_n(&ilk_dwcas_cx16_state, __ATOMIC_RELAXED);
+    return (state != 0 ? state : ilk_dwcas_probe()) == 1;
 #elif defined(__aarch64__)
     return true;
 #else
@@ -65,7 +76,7 @@ ILK_INLINE bool ilk_dwcas_is_lock_free(void) {
 ILK_INLINE bool ilk_dwcas(void *address, uintptr_t *lo, uintptr_t *hi, uintptr_t new_lo,
                           uintptr_t new_hi) {
 #if defined(__x86_64__) && defined(ILK_FLAG_ASM)
-    if (ilk_flag_asm_usable()) {
+    if (ilk_dwcas_is_lock_free()) {
         typedef struct { uintptr_t w[2]; } ilk_pair;
         bool ok;
         uintptr_t a = *lo, d = *hi;

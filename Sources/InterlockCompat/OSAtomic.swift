@@ -12,9 +12,11 @@
 //   OSAtomicTestAndSet/Clear                     -> the ORIGINAL value of the bit
 // Arithmetic wraps on overflow, as the C functions do.
 //
-// Memory ordering: a function whose name ends in `Barrier` is sequentially consistent (a full
-// barrier, as OSAtomic documents its barrier forms); the other forms are relaxed (atomic, and
-// ordering no other memory access), which is all Darwin promises for them. Each function is one
+// Memory ordering: a function whose name ends in `Barrier` is a full barrier, as OSAtomic's
+// header documents its barrier forms: a sequentially consistent operation, followed on every
+// target but x86-64 by a sequentially consistent fence (ilk_osatomic.h argues why the operation
+// alone is not a full barrier on AArch64, and why x86-64 needs no fence). The other forms are
+// relaxed (atomic, and ordering no other memory access), which is all Darwin promises for them. Each function is one
 // C11 atomic from the C shim (ilk_osatomic.h, ilk_atomic.h, ilk_bits.h), so ThreadSanitizer
 // sees every one of them.
 //
@@ -27,6 +29,11 @@
 // unwrapped, where the C function would fault.
 
 import CInterlock
+
+/// Darwin's `OSAtomic_int64_aligned64_t`: the 64-bit operand of the 64-bit functions, which
+/// must be 8-byte aligned (Darwin declares it with `__attribute__((aligned(8)))`; Swift's
+/// `Int64` always is, so the name is an alias). A misaligned operand traps (see the functions).
+public typealias OSAtomic_int64_aligned64_t = Int64
 
 /// Traps when `pointer` is not aligned to `alignment` bytes (the file comment).
 @inlinable @inline(__always)
@@ -94,7 +101,9 @@ public func OSAtomicDecrement32Barrier(_ __theValue: UnsafeMutablePointer<Int32>
 /// Atomically adds `__theAmount` to `*__theValue`, without a barrier.
 /// - Returns: The new value (wrapping on overflow).
 @inlinable
-public func OSAtomicAdd64(_ __theAmount: Int64, _ __theValue: UnsafeMutablePointer<Int64>!) -> Int64 {
+public func OSAtomicAdd64(_ __theAmount: Int64, _ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!)
+    -> Int64
+{
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicAdd64")
     return ilk_osatomic_add64(__theAmount, __theValue)
 }
@@ -102,7 +111,7 @@ public func OSAtomicAdd64(_ __theAmount: Int64, _ __theValue: UnsafeMutablePoint
 /// Atomically adds 1 to `*__theValue`, without a barrier.
 /// - Returns: The new value.
 @inlinable
-public func OSAtomicIncrement64(_ __theValue: UnsafeMutablePointer<Int64>!) -> Int64 {
+public func OSAtomicIncrement64(_ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!) -> Int64 {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicIncrement64")
     return ilk_osatomic_increment64(__theValue)
 }
@@ -110,7 +119,7 @@ public func OSAtomicIncrement64(_ __theValue: UnsafeMutablePointer<Int64>!) -> I
 /// Atomically subtracts 1 from `*__theValue`, without a barrier.
 /// - Returns: The new value.
 @inlinable
-public func OSAtomicDecrement64(_ __theValue: UnsafeMutablePointer<Int64>!) -> Int64 {
+public func OSAtomicDecrement64(_ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!) -> Int64 {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicDecrement64")
     return ilk_osatomic_decrement64(__theValue)
 }
@@ -118,7 +127,9 @@ public func OSAtomicDecrement64(_ __theValue: UnsafeMutablePointer<Int64>!) -> I
 /// Atomically adds `__theAmount` to `*__theValue`, with a full barrier.
 /// - Returns: The new value (wrapping on overflow).
 @inlinable
-public func OSAtomicAdd64Barrier(_ __theAmount: Int64, _ __theValue: UnsafeMutablePointer<Int64>!) -> Int64 {
+public func OSAtomicAdd64Barrier(_ __theAmount: Int64, _ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!)
+    -> Int64
+{
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicAdd64Barrier")
     return ilk_osatomic_add64_barrier(__theAmount, __theValue)
 }
@@ -126,7 +137,7 @@ public func OSAtomicAdd64Barrier(_ __theAmount: Int64, _ __theValue: UnsafeMutab
 /// Atomically adds 1 to `*__theValue`, with a full barrier.
 /// - Returns: The new value.
 @inlinable
-public func OSAtomicIncrement64Barrier(_ __theValue: UnsafeMutablePointer<Int64>!) -> Int64 {
+public func OSAtomicIncrement64Barrier(_ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!) -> Int64 {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicIncrement64Barrier")
     return ilk_osatomic_increment64_barrier(__theValue)
 }
@@ -134,7 +145,7 @@ public func OSAtomicIncrement64Barrier(_ __theValue: UnsafeMutablePointer<Int64>
 /// Atomically subtracts 1 from `*__theValue`, with a full barrier.
 /// - Returns: The new value.
 @inlinable
-public func OSAtomicDecrement64Barrier(_ __theValue: UnsafeMutablePointer<Int64>!) -> Int64 {
+public func OSAtomicDecrement64Barrier(_ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!) -> Int64 {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicDecrement64Barrier")
     return ilk_osatomic_decrement64_barrier(__theValue)
 }
@@ -263,7 +274,7 @@ public func OSAtomicCompareAndSwap32Barrier(
 /// - Returns: `true` when the value was swapped.
 @inlinable
 public func OSAtomicCompareAndSwap64(
-    _ __oldValue: Int64, _ __newValue: Int64, _ __theValue: UnsafeMutablePointer<Int64>!
+    _ __oldValue: Int64, _ __newValue: Int64, _ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!
 ) -> Bool {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicCompareAndSwap64")
     return ilk_osatomic_cas64(__oldValue, __newValue, __theValue)
@@ -273,7 +284,7 @@ public func OSAtomicCompareAndSwap64(
 /// - Returns: `true` when the value was swapped.
 @inlinable
 public func OSAtomicCompareAndSwap64Barrier(
-    _ __oldValue: Int64, _ __newValue: Int64, _ __theValue: UnsafeMutablePointer<Int64>!
+    _ __oldValue: Int64, _ __newValue: Int64, _ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!
 ) -> Bool {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicCompareAndSwap64Barrier")
     return ilk_osatomic_cas64_barrier(__oldValue, __newValue, __theValue)
