@@ -190,6 +190,17 @@ final class SynchronizationMutexInlineContender: CounterLock, @unchecked Sendabl
     func countUnderLock() -> Int { mutex.withLock { $0 } }
 }
 
+/// InterlockCompat's `OSAllocatedUnfairLock<Int>`, as Darwin code mostly uses it: the state
+/// inside the lock's allocation, changed in `withLock`.
+final class CompatAllocatedUnfairLockInlineContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "InterlockCompat OSAllocatedUnfairLock<Int>" }
+    let lock = OSAllocatedUnfairLock(initialState: 0)
+    @inline(__always) func incrementUnderLock() {
+        lock.withLock { $0 += 1 }
+    }
+    func countUnderLock() -> Int { lock.withLock { $0 } }
+}
+
 /// swift-nio's `NIOLockedValueBox<Int>` (a pthread mutex and the value in one ManagedBuffer).
 final class NIOLockedValueBoxContender: CounterLock, @unchecked Sendable {
     static var contenderName: String { "NIOLockedValueBox<Int>" }
@@ -213,6 +224,29 @@ final class InterlockSpinLockContender: CounterLock, @unchecked Sendable {
         lock.unlock()
     }
     func countUnderLock() -> Int { lock.withLock { counter.pointer.pointee } }
+}
+
+/// InterlockCompat's `OSSpinLock`: an `Int32` at a stable address, through Darwin's functions
+/// (the algorithm of `SpinLock`).
+final class CompatOSSpinLockContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "InterlockCompat OSSpinLock" }
+    let lock: UnsafeMutablePointer<OSSpinLock> = {
+        let pointer = UnsafeMutablePointer<OSSpinLock>.allocate(capacity: 1)
+        pointer.initialize(to: OS_SPINLOCK_INIT)
+        return pointer
+    }()
+    let counter = PlainCounter()
+    deinit { lock.deallocate() }
+    @inline(__always) func incrementUnderLock() {
+        OSSpinLockLock(lock)
+        counter.pointer.pointee += 1
+        OSSpinLockUnlock(lock)
+    }
+    func countUnderLock() -> Int {
+        OSSpinLockLock(lock)
+        defer { OSSpinLockUnlock(lock) }
+        return counter.pointer.pointee
+    }
 }
 
 /// glibc's `pthread_spinlock_t`.

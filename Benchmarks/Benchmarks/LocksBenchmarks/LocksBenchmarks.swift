@@ -10,7 +10,9 @@
 //                                         under the write lock), the rest read under the read lock
 // where <Kind> is Mutex (Lock, and InterlockCompat's os_unfair_lock and OSAllocatedUnfairLock
 // over the same kind of futex lock, vs pthread default and adaptive, NSLock,
-// Synchronization.Mutex, NIOLock), SpinLock (vs pthread spinlock, Concurrency Kit's
+// Synchronization.Mutex, NIOLock; in the "value inline" groups InterlockCompat's
+// OSAllocatedUnfairLock<Int> vs Mutex<Int> and NIOLockedValueBox<Int>), SpinLock (and
+// InterlockCompat's OSSpinLock, vs pthread spinlock, Concurrency Kit's
 // fetch-and-store and ticket spin locks) or RecursiveLock (vs pthread recursive, NSRecursiveLock); ReadWriteLock is compared
 // with pthread rwlock (default and prefer-writer) and Concurrency Kit's ck_rwlock. CK's locks
 // never sleep: in the 4-thread groups a waiter burns its core while the holder is preempted.
@@ -174,9 +176,13 @@ let benchmarks: @Sendable () -> Void = {
             SynchronizationMutexInlineContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads
         )
         registerCounter(
+            CompatAllocatedUnfairLockInlineContender.self, kind: "Mutex, value inline,", workload: workload,
+            threads: threads)
+        registerCounter(
             NIOLockedValueBoxContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads)
 
         registerCounter(InterlockSpinLockContender.self, kind: "SpinLock", workload: workload, threads: threads)
+        registerCounter(CompatOSSpinLockContender.self, kind: "SpinLock", workload: workload, threads: threads)
         registerCounter(PthreadSpinContender.self, kind: "SpinLock", workload: workload, threads: threads)
         registerCounter(CKSpinlockFASContender.self, kind: "SpinLock", workload: workload, threads: threads)
         if threads < oversubscribedThreads {  // see the file comment
