@@ -102,3 +102,37 @@ func compatExpectStderr(
         text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
         sourceLocation: sourceLocation)
 }
+
+/// Polls `condition` every millisecond until it holds, or until `seconds` have passed (a bound
+/// that only a hang reaches); returns whether it held.
+func compatPoll(seconds: Int = 60, _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        usleep(1_000)
+    }
+    return true
+}
+
+/// The scheduler state of this process's thread `tid`: the third field of
+/// /proc/self/task/<tid>/stat ("R" running, "S" asleep in the kernel, ...), or nil when the
+/// file cannot be read. The second field, the command name in parentheses, may itself contain
+/// spaces and parentheses, so the state is found after the last ")".
+func compatThreadState(_ tid: UInt32) -> Character? {
+    let descriptor = open("/proc/self/task/\(tid)/stat", O_RDONLY)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var bytes = [UInt8](repeating: 0, count: 1_024)
+    let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+    guard count > 0, let parenthesis = bytes[..<count].lastIndex(of: UInt8(ascii: ")")),
+        parenthesis + 2 < count, bytes[parenthesis + 1] == UInt8(ascii: " ")
+    else { return nil }
+    return Character(Unicode.Scalar(bytes[parenthesis + 2]))
+}
+
+/// Waits (bounded, see `compatPoll`) until a thread has published its kernel thread id in
+/// `id` (non-zero), and returns it; 0 when it never did.
+func compatPublishedThreadID(_ id: AtomicUInt32) -> UInt32 {
+    _ = compatPoll { id.load() != 0 }
+    return id.load()
+}

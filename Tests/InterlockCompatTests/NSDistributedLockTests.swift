@@ -74,22 +74,31 @@ struct NSDistributedLockTests {
         breaker.unlock()
     }
 
+    /// Proves that unlock() without try() stops the process with Foundation's method name and
+    /// DistributedLock's notHeld reason on standard error.
     @Test("unlock of a lock this object does not hold stops the process")
     func unlockNotHeld() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let path = NSTemporaryDirectory() + "/ilk-nsdlock-exit-\(getpid())"
             guard let lock = NSDistributedLock(path: path) else { exit(0) }  // would pass: fails the test
             lock.unlock()
         }
+        compatExpectStderr(result, contains: "*** -[NSDistributedLock unlock]: DistributedLock.unlock at \"")
+        compatExpectStderr(result, contains: "this DistributedLock object does not hold the lock")
     }
 
+    /// Proves that unlock() of a lock broken meanwhile stops the process, saying the lock was
+    /// broken and nothing is at the path.
     @Test("unlock after the lock was broken stops the process")
     func unlockAfterBreak() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let path = NSTemporaryDirectory() + "/ilk-nsdlock-exit-broken-\(getpid())"
             guard let lock = NSDistributedLock(path: path), lock.try() else { exit(0) }
             NSDistributedLock(path: path)?.break()
             lock.unlock()
         }
+        compatExpectStderr(result, contains: "*** -[NSDistributedLock unlock]: DistributedLock.unlock at \"")
+        compatExpectStderr(
+            result, contains: "the lock held by this object was broken; nothing is at the path now")
     }
 }

@@ -1,7 +1,8 @@
 // OSAtomic: every function's value and return convention (new value, original value, swapped
 // or not, the bit's old value), the Threading Programming Guide's Listing 4-1 bit operations,
 // the OSAtomic documentation's lazily allocated shared buffer raced from several threads, a
-// counter incremented from several threads, and the misaligned-pointer trap.
+// counter incremented from several threads, and the misaligned-pointer traps (32-bit, 64-bit and
+// pointer operands).
 
 import InterlockCompat
 import Testing
@@ -225,6 +226,33 @@ struct OSAtomicTests {
         }
         compatExpectStderr(result, contains: "OSAtomicAdd32: the address")
         compatExpectStderr(result, contains: "is not aligned to 4 bytes")
+    }
+
+    /// Proves that a 64-bit operand aligned to 4 bytes only (which x86-64 would accept, maybe
+    /// tearing across a cache line) traps, naming OSAtomicAdd64 and the 8-byte requirement.
+    @Test("OSAtomicAdd64 on an operand misaligned by 4 traps, naming the function")
+    func misalignedAdd64Traps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let raw = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 8)
+            raw.initializeMemory(as: UInt8.self, repeating: 0, count: 16)
+            _ = OSAtomicAdd64(1, (raw + 4).assumingMemoryBound(to: Int64.self))
+        }
+        compatExpectStderr(result, contains: "OSAtomicAdd64: the address 0x")
+        compatExpectStderr(result, contains: "is not aligned to 8 bytes")
+    }
+
+    /// Proves that a pointer slot aligned to 4 bytes only traps, naming
+    /// OSAtomicCompareAndSwapPtrBarrier and the pointer's 8-byte alignment.
+    @Test("OSAtomicCompareAndSwapPtrBarrier on a slot misaligned by 4 traps, naming the function")
+    func misalignedCompareAndSwapPtrBarrierTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let raw = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 8)
+            raw.initializeMemory(as: UInt8.self, repeating: 0, count: 16)
+            let slot = (raw + 4).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+            _ = OSAtomicCompareAndSwapPtrBarrier(nil, raw, slot)
+        }
+        compatExpectStderr(result, contains: "OSAtomicCompareAndSwapPtrBarrier: the address 0x")
+        compatExpectStderr(result, contains: "is not aligned to 8 bytes")
     }
 }
 

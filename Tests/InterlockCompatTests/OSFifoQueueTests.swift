@@ -1,7 +1,10 @@
 // OSFifoQueueHead, OSAtomicFifoEnqueue, OSAtomicFifoDequeue: layout as Darwin's, FIFO order,
-// and with several producers and consumers nothing lost or duplicated and each producer's
-// elements seen by every consumer in the order they were enqueued.
+// with several producers and consumers nothing lost or duplicated and each producer's
+// elements seen by every consumer in the order they were enqueued, and the head's lock word
+// (opaque3) driven by hand to prove the sleep path: an enqueuer finding it held marks it
+// contended, sleeps in the kernel, and is woken by the unlock.
 
+import CInterlock
 import Foundation
 import Interlock
 import InterlockCompat
@@ -61,6 +64,56 @@ struct OSFifoQueueTests {
         #expect(OSAtomicFifoDequeue(head, messageLink) == UnsafeMutableRawPointer(messages + 2))
         #expect(OSAtomicFifoDequeue(head, messageLink) == nil)
         #expect(head.pointee.opaque3 == 0)  // the lock word is free again
+    }
+
+    /// Proves the lock's sleep path end to end: with the word held (1) by this thread, an
+    /// enqueuer marks it contended (2) and sleeps in the kernel (seen in /proc); the release
+    /// the unlock does (exchange 0, wake one when it was 2) wakes it, and it completes.
+    @Test("the lock word: an enqueuer finding it held marks it 2, sleeps, and the unlock wakes it")
+    func enqueuerSleepsOnHeldLock() {
+        let head = UnsafeMutablePointer<OSFifoQueueHead>.allocate(capacity: 1)
+        head.initialize(to: OS_ATOMIC_FIFO_QUEUE_INIT)
+        let message = UnsafeMutablePointer<Message>.allocate(capacity: 1)
+        message.initialize(to: Message(producer: 0, sequence: 0, next: nil, seen: 0))
+        defer {
+            head.deallocate()
+            message.deallocate()
+        }
+        let word = (UnsafeMutableRawPointer(head) + MemoryLayout<OSFifoQueueHead>.offset(of: \.opaque3)!)
+            .assumingMemoryBound(to: UInt32.self)
+        // Take the lock as the enqueue does: 0 -> 1.
+        var expected: UInt32 = 0
+        #expect(ilk_atomic_cas_strong_u32(word, &expected, 1, ILK_ORDER_ACQUIRE, ILK_ORDER_RELAXED))
+        let shared = QueueTestPointers(head: head, elements: message)
+        let enqueuerID = AtomicUInt32(0)
+        let finished = CompatFlag()
+        let enqueuer = CompatTestThread {
+            enqueuerID.store(ilk_current_thread_id())
+            OSAtomicFifoEnqueue(shared.head, shared.elements, messageLink)
+            finished.raise()
+        }
+        let tid = compatPublishedThreadID(enqueuerID)
+        #expect(tid != 0, "the enqueuer published its thread id")
+        // Only the enqueuer writes 2, just before its futex wait: the word read first, then the
+        // enqueuer asleep in the kernel ("S"), means it sleeps in that wait.
+        let asleep = compatPoll {
+            ilk_atomic_load_u32(word, ILK_ORDER_RELAXED) == 2 && compatThreadState(tid) == "S"
+        }
+        #expect(asleep, "the enqueuer marked the word contended (2) and went to sleep in the kernel")
+        #expect(!finished.isRaised && head.pointee.opaque1 == nil, "nothing enqueued while the lock is held")
+        // Release as the unlock does.
+        let old = ilk_atomic_exchange_u32(word, 0, ILK_ORDER_RELEASE)
+        #expect(old == 2)
+        if old == 2 { _ = ilk_futex_wake(word, 1) }
+        let woken = finished.wait(seconds: 60)
+        #expect(woken, "the wake-up let the enqueuer take the lock and finish")
+        if !woken { _ = ilk_futex_wake(word, .max) }  // so that the join below returns
+        enqueuer.join()
+        #expect(head.pointee.opaque1 == UnsafeMutableRawPointer(message))
+        #expect(head.pointee.opaque2 == UnsafeMutableRawPointer(message))
+        #expect(ilk_atomic_load_u32(word, ILK_ORDER_RELAXED) == 0, "the enqueuer's unlock freed the word")
+        #expect(OSAtomicFifoDequeue(head, messageLink) == UnsafeMutableRawPointer(message))
+        #expect(OSAtomicFifoDequeue(head, messageLink) == nil)
     }
 
     @Test("producers and consumers: nothing lost or duplicated, each producer's order kept")

@@ -1,8 +1,12 @@
 // os_unfair_lock: mutual exclusion from 4 threads (with sections long enough that waiters park
-// in the kernel), trylock, the owner asserts when they hold, and every misuse trap in a child
-// process: unlock by a thread that does not own the lock, unlock of a free lock, assert_owner
-// by a non-owner, assert_not_owner by the owner, and a recursive lock.
+// in the kernel), a waiter seen asleep in the kernel (/proc) woken by the unlock, trylock, the
+// owner asserts when they hold, and every misuse trap in a child process: unlock by a thread
+// that does not own the lock, unlock of a free lock, unlock in a fork()ed child of a lock the
+// parent holds, assert_owner by a non-owner, assert_not_owner by the owner, and a recursive
+// lock.
 
+import CInterlock
+import Interlock
 import InterlockCompat
 import Testing
 
@@ -81,28 +85,88 @@ struct UnfairLockTests {
         #expect(lock.pointee._os_unfair_lock_opaque == 0, "free, with no waiters bit left behind")
     }
 
-    @Test("a waiter parked on a held lock is woken by the unlock")
+    /// Proves the wake-up of a parked waiter: the waiter is seen with the waiters bit set and
+    /// asleep in the kernel (/proc/self/task/<tid>/stat state "S") before the unlock, and then
+    /// takes the lock; no sleep stands in for "it has parked by now".
+    @Test("a waiter proven parked in the kernel on a held lock is woken by the unlock")
     func parkedWaiterWoken() {
         let lock = os_unfair_lock_t.allocate(capacity: 1)
         lock.initialize(to: os_unfair_lock())
-        defer { lock.deallocate() }
-        nonisolated(unsafe) let l = lock
-        let got = CompatFlag()
+        let entered = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        entered.initialize(to: false)
+        defer {
+            lock.deallocate()
+            entered.deallocate()
+        }
+        nonisolated(unsafe) let (l, e) = (lock, entered)
+        let waiterID = AtomicUInt32(0)
+        let finished = CompatFlag()
         os_unfair_lock_lock(lock)
         let waiter = CompatTestThread {
+            waiterID.store(ilk_current_thread_id())
             os_unfair_lock_lock(l)
-            got.raise()
+            e.pointee = true  // under the lock
             os_unfair_lock_unlock(l)
+            finished.raise()
         }
-        // The waiter spins briefly, then sets the waiters bit and parks; wait (bounded) for the bit.
-        let deadline = ContinuousClock.now + .seconds(60)
-        while lockWord(lock) & 0x8000_0000 == 0 && ContinuousClock.now < deadline { usleep(1_000) }
-        #expect(lockWord(lock) & 0x8000_0000 != 0, "the waiter set the waiters bit")
-        usleep(10_000)  // let it reach the futex wait
-        #expect(!got.isRaised)
+        let tid = compatPublishedThreadID(waiterID)
+        #expect(tid != 0, "the waiter published its thread id")
+        // Parked: only the waiter sets the waiters bit (this thread holds the lock), and once it
+        // has, the waiter's next blocking call is its futex wait; so the bit read first, then the
+        // waiter asleep in the kernel ("S"), means it sleeps in that wait.
+        let parked = compatPoll { lockWord(lock) & 0x8000_0000 != 0 && compatThreadState(tid) == "S" }
+        #expect(parked, "the waiter set the waiters bit and went to sleep in the kernel")
+        #expect(!entered.pointee, "the waiter cannot have entered: this thread holds the lock")
         os_unfair_lock_unlock(lock)
-        #expect(got.wait(seconds: 60))
+        let woken = finished.wait(seconds: 60)
+        #expect(woken, "the unlock woke the parked waiter, which took the lock")
+        if !woken {
+            // Let the waiter retry (the lock is free now), so that the join below returns.
+            _ = ilk_futex_wake(UnsafeMutableRawPointer(lock).assumingMemoryBound(to: UInt32.self), .max)
+        }
         waiter.join()
+        #expect(entered.pointee)
+        #expect(lockWord(lock) == 0, "free, with no waiters bit left behind")
+    }
+
+    /// Proves that the child of fork() is not the owner of a lock its parent held (its thread
+    /// has another id, even if the id cache was copied): its unlock is killed by the trap, while
+    /// the parent's unlock still works.
+    @Test("a lock held across fork() cannot be unlocked in the child; the parent still can")
+    func unlockInForkedChildTraps() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let lock = os_unfair_lock_t.allocate(capacity: 1)
+            lock.initialize(to: os_unfair_lock())
+            os_unfair_lock_lock(lock)
+            let child = fork()
+            if child == 0 {
+                // The child's thread has another id: it does not own the lock and must trap.
+                os_unfair_lock_unlock(lock)
+                _exit(0)
+            }
+            guard child > 0 else { exit(2) }
+            // Wait for the child, bounded only to catch a hang (the child is then killed).
+            var status: Int32 = 0
+            let deadline = ContinuousClock.now + .seconds(60)
+            while true {
+                let reaped = waitpid(child, &status, WNOHANG)
+                if reaped == child { break }
+                if reaped < 0 && errno != EINTR { exit(5) }
+                if ContinuousClock.now >= deadline {
+                    kill(child, SIGKILL)
+                    exit(3)
+                }
+                usleep(1_000)
+            }
+            // WIFSIGNALED(status): the low 7 bits hold the signal, neither 0 (exited) nor 0x7f (stopped).
+            let killedBySignal = status & 0x7f != 0 && status & 0x7f != 0x7f
+            // The parent's thread still owns the lock.
+            os_unfair_lock_unlock(lock)
+            guard lockWord(lock) == 0 else { exit(4) }
+            exit(killedBySignal ? 0 : 1)
+        }
+        // The child inherited the exit test's standard error.
+        compatExpectStderr(result, contains: "os_unfair_lock: unlock of a lock not owned by the current thread")
     }
 
     @Test("unlock by a thread that does not own the lock traps")
