@@ -14,18 +14,11 @@ import Glibc
 import Musl
 #endif
 
-/// A new empty directory under the temporary directory.
-private func makeDarwinLockDirectory() throws -> String {
-    let path = NSTemporaryDirectory() + "/ilk-nsdlock-darwin-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
 @Suite("NSDistributedLock with Darwin's directory locks")
 struct NSDistributedLockDarwinTests {
     @Test("a directory at the path (Darwin's lock) is held: try() is false, lockDate is its mtime")
     func darwinLockIsHeld() throws {
-        let directory = try makeDarwinLockDirectory()
+        let directory = try makeLockDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/lock"
         #expect(mkdir(path, 0o755) == 0)
@@ -45,7 +38,7 @@ struct NSDistributedLockDarwinTests {
 
     @Test("break() removes an empty directory lock; the lock can then be taken")
     func breakRemovesDarwinLock() throws {
-        let directory = try makeDarwinLockDirectory()
+        let directory = try makeLockDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/lock"
         #expect(mkdir(path, 0o755) == 0)

@@ -13,7 +13,7 @@ import Musl
 #endif
 
 /// A new empty directory under the temporary directory.
-private func makeLockDirectory() throws -> String {
+func makeLockDirectory() throws -> String {
     let path = NSTemporaryDirectory() + "/ilk-nsdlock-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
