@@ -28,3 +28,9 @@ uint32_t ilk_thread_id_slow(void) {
     return id;
 }
 #endif
+
+/* The mutex release under ThreadSanitizer (ilk_mutex.h): cold and out of line on purpose, so
+ * that the assembly form is the fall-through wherever ilk_mutex_release is inlined. */
+__attribute__((cold, noinline)) uint32_t ilk_mutex_release_sanitized(uint32_t *word) {
+    return ilk_mutex_release_builtin(word);
+}

@@ -34,6 +34,7 @@
 // check in unlock is relaxed: it is the holder reading its own last write (coherence).
 
 import CInterlock
+import Synchronization
 
 /// Apple's spin lock type: an `Int32`, 0 when free.
 public typealias OSSpinLock = Int32
@@ -41,12 +42,22 @@ public typealias OSSpinLock = Int32
 /// The value of an unlocked ``OSSpinLock``, as Darwin imports the `OS_SPINLOCK_INIT` macro.
 public var OS_SPINLOCK_INIT: OSSpinLock { 0 }
 
+/// The lock's `Int32` viewed as a Swift atomic (the fast paths' builtins).
+@inlinable @inline(__always)
+internal func _osSpinAtomic(_ lock: UnsafeMutablePointer<OSSpinLock>) -> UnsafeMutablePointer<Atomic<Int32>> {
+    // SAFETY: Atomic<Int32> has Int32's size, alignment and bits; the caller keeps the lock at a
+    // stable address and accesses it only through these functions (all atomic).
+    UnsafeMutableRawPointer(lock).assumingMemoryBound(to: Atomic<Int32>.self)
+}
+
 /// Blocks until the calling thread holds the spin lock at `__lock` (spinning, then yielding
 /// the CPU between attempts). Not recursive: locking it twice on one thread spins forever.
 @inlinable
 public func OSSpinLockLock(_ __lock: UnsafeMutablePointer<OSSpinLock>!) {
     // Acquire on the exchange that finds 0: pairs with the release store of OSSpinLockUnlock.
-    if _slowPath(ilk_atomic_exchange_i32(__lock, 1, ILK_ORDER_ACQUIRE) != 0) {
+    // Builtin atomics on the fast paths: inline in protocol witnesses too (Interlock's
+    // WordAtomics.swift).
+    if _slowPath(_osSpinAtomic(__lock).pointee.exchange(1, ordering: .acquiring) != 0) {
         _osSpinLockLockSlow(__lock)
     }
 }
@@ -57,8 +68,8 @@ public func OSSpinLockLock(_ __lock: UnsafeMutablePointer<OSSpinLock>!) {
 public func OSSpinLockTry(_ __lock: UnsafeMutablePointer<OSSpinLock>!) -> Bool {
     // Relaxed test first (test-and-test-and-set): a failed try does not take the line
     // exclusive. Acquire on the exchange: pairs with the release store of OSSpinLockUnlock.
-    ilk_atomic_load_i32(__lock, ILK_ORDER_RELAXED) == 0
-        && ilk_atomic_exchange_i32(__lock, 1, ILK_ORDER_ACQUIRE) == 0
+    let word = _osSpinAtomic(__lock)
+    return word.pointee.load(ordering: .relaxed) == 0 && word.pointee.exchange(1, ordering: .acquiring) == 0
 }
 
 /// Releases the spin lock at `__lock`, which the calling thread must hold.
@@ -68,11 +79,12 @@ public func OSSpinLockTry(_ __lock: UnsafeMutablePointer<OSSpinLock>!) -> Bool {
 @inlinable
 public func OSSpinLockUnlock(_ __lock: UnsafeMutablePointer<OSSpinLock>!) {
     // Relaxed: the holder re-reading its own write (coherence); only detects misuse.
-    if _slowPath(ilk_atomic_load_i32(__lock, ILK_ORDER_RELAXED) == 0) {
+    let word = _osSpinAtomic(__lock)
+    if _slowPath(word.pointee.load(ordering: .relaxed) == 0) {
         _osSpinLockUnlockedMisuse()
     }
     // Release: pairs with the acquiring exchange of the next holder.
-    ilk_atomic_store_i32(__lock, 0, ILK_ORDER_RELEASE)
+    word.pointee.store(0, ordering: .releasing)
 }
 
 /// Pause rounds between two reads of the word, at most.

@@ -57,6 +57,7 @@
 // Darwin too the child's thread is a different owner). The traps' messages follow Darwin's.
 
 import CInterlock
+import Synchronization
 
 /// Apple's unfair lock: a 32-bit word, zero when unlocked. Declared as Darwin imports the C
 /// `struct os_unfair_lock_s`; use it only at a stable address (a pointer you allocated, or
@@ -89,6 +90,14 @@ internal func _unfairWord(_ lock: UnsafePointer<os_unfair_lock_s>) -> UnsafeMuta
     UnsafeMutableRawPointer(mutating: lock).assumingMemoryBound(to: UInt32.self)
 }
 
+/// The lock word viewed as a Swift atomic (the fast paths' builtins).
+@inlinable @inline(__always)
+internal func _unfairAtomic(_ word: UnsafeMutablePointer<UInt32>) -> UnsafeMutablePointer<Atomic<UInt32>> {
+    // SAFETY: Atomic<UInt32> has UInt32's size, alignment and bits; the word is at a stable
+    // address and only ever accessed atomically (these builtins, or the shim's atomics).
+    UnsafeMutableRawPointer(word).assumingMemoryBound(to: Atomic<UInt32>.self)
+}
+
 /// Blocks until the calling thread holds `lock`.
 ///
 /// Traps with "os_unfair_lock: recursive lock attempt" when the calling thread already
@@ -99,7 +108,13 @@ public func os_unfair_lock_lock(_ lock: os_unfair_lock_t) {
     let me = ilk_current_thread_id()
     // Acquire on success: pairs with the release exchange of the previous unlock. Relaxed on
     // failure: nothing is taken.
-    if _slowPath(ilk_atomic_cas_value_u32(word, 0, me, ILK_ORDER_ACQUIRE, ILK_ORDER_RELAXED) != 0) {
+    // Builtin atomics on the fast paths: they stay inline in protocol witnesses, where calls to
+    // the C shim do not (Interlock's WordAtomics.swift).
+    if _slowPath(
+        !_unfairAtomic(word).pointee.compareExchange(
+            expected: 0, desired: me, successOrdering: .acquiring, failureOrdering: .relaxed
+        ).exchanged)
+    {
         _unfairLockSlow(word, me)
     }
 }
@@ -110,7 +125,9 @@ public func os_unfair_lock_lock(_ lock: os_unfair_lock_t) {
 @inlinable
 public func os_unfair_lock_trylock(_ lock: os_unfair_lock_t) -> Bool {
     // Acquire on success: pairs with the release exchange of the previous unlock.
-    ilk_atomic_cas_value_u32(_unfairWord(lock), 0, ilk_current_thread_id(), ILK_ORDER_ACQUIRE, ILK_ORDER_RELAXED) == 0
+    _unfairAtomic(_unfairWord(lock)).pointee.compareExchange(
+        expected: 0, desired: ilk_current_thread_id(), successOrdering: .acquiring, failureOrdering: .relaxed
+    ).exchanged
 }
 
 /// Releases `lock`, which the calling thread must hold.
@@ -125,7 +142,7 @@ public func os_unfair_lock_unlock(_ lock: os_unfair_lock_t) {
     }
     // Release: pairs with the acquiring CAS of the next owner. The exchange also collects a
     // WAITERS bit set since the check above.
-    if _slowPath(ilk_atomic_exchange_u32(word, 0, ILK_ORDER_RELEASE) & _unfairWaiters != 0) {
+    if _slowPath(_unfairAtomic(word).pointee.exchange(0, ordering: .releasing) & _unfairWaiters != 0) {
         _unfairWake(word)
     }
 }
@@ -155,7 +172,7 @@ public func os_unfair_lock_assert_not_owner(_ lock: UnsafePointer<os_unfair_lock
 internal func _unfairIsOwner(_ lock: UnsafePointer<os_unfair_lock_s>) -> Bool {
     // Relaxed: the owner reads its own id (its own last write, or that write with WAITERS
     // added); a non-owner never reads its own id (file comment, invariants). Orders nothing.
-    ilk_atomic_load_u32(_unfairWord(lock), ILK_ORDER_RELAXED) & ~_unfairWaiters == ilk_current_thread_id()
+    _unfairAtomic(_unfairWord(lock)).pointee.load(ordering: .relaxed) & ~_unfairWaiters == ilk_current_thread_id()
 }
 
 /// The lock's waiting half: recursion check, WAITERS bit, futex wait (the file comment).

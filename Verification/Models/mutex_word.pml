@@ -2,7 +2,7 @@
  *
  * @mirrors Sources/Interlock/Locks/MutexWord.swift: tryLock _lockSlow _lockParking _spin _unlockSlow
  * @mirrors CShims/include/ilk_mutex.h: ilk_mutex_release_builtin
- * @sha256 eca8ac4a7a6bcdd0
+ * @sha256 3e13ddb08ae6a843
  * @config -DN=2
  * @config -DN=3
  * @config -DN=3 -DTIMED

@@ -101,6 +101,43 @@ func registerCounter<Contender: CounterLock>(_: Contender.Type, kind: String, wo
     )
 }
 
+/// Hides `contender`'s type from the optimizer, so that calls through the result go through
+/// the conformance's protocol witness.
+@inline(never)
+func opaqueCounterLock(_ contender: any CounterLock) -> any CounterLock { contender }
+
+/// Registers `<kind> via a protocol witness lock+unlock / 1 thread / Contender`: the
+/// uncontended lock+unlock called through `any CounterLock`, so through the contender's
+/// witness thunk, where Swift's IRGen marks every call noinline (Sources/Interlock/Atomics/
+/// WordAtomics.swift): a lock whose fast path calls a C `static inline` function pays a call
+/// there, one whose fast path is a Swift atomic builtin does not.
+func registerCounterThroughWitness<Contender: CounterLock>(_: Contender.Type, kind: String) {
+    let (operations, configuration) = measurement(threads: 1)
+    let contender = opaqueCounterLock(Contender())
+    let team = ThreadTeam(threads: 1) { _ in
+        for _ in 0..<operations { contender.incrementUnderLock() }
+    }
+    Benchmark(
+        "\(kind) via a protocol witness lock+unlock / 1 thread / \(Contender.contenderName)",
+        configuration: configuration,
+        closure: { benchmark in
+            team.awaitSteadyState(naming: benchmark.name)
+            benchmark.startMeasurement()
+            team.round()
+            benchmark.stopMeasurement()
+        },
+        setup: { team.start() },
+        teardown: {
+            team.stop()
+            let expected = team.completedRounds * operations
+            let found = contender.countUnderLock()
+            precondition(
+                found == expected,
+                "LocksBenchmarks: \(Contender.contenderName) counted \(found), expected \(expected)")
+        }
+    )
+}
+
 /// What a reader-writer benchmark does per operation.
 enum RWMix: Sendable {
     case readOnly, writeOnly, readMostly
@@ -160,6 +197,19 @@ func registerRW<Contender: CounterRWLock>(_: Contender.Type, mix: RWMix, threads
 }
 
 let benchmarks: @Sendable () -> Void = {
+    // Through a protocol witness (see registerCounterThroughWitness), uncontended.
+    registerCounterThroughWitness(InterlockLockContender.self, kind: "Mutex")
+    registerCounterThroughWitness(CompatUnfairLockContender.self, kind: "Mutex")
+    registerCounterThroughWitness(SynchronizationMutexContender.self, kind: "Mutex")
+    registerCounterThroughWitness(PthreadMutexContender.self, kind: "Mutex")
+    registerCounterThroughWitness(NIOLockContender.self, kind: "Mutex")
+    registerCounterThroughWitness(InterlockSpinLockContender.self, kind: "SpinLock")
+    registerCounterThroughWitness(CompatOSSpinLockContender.self, kind: "SpinLock")
+    registerCounterThroughWitness(CKSpinlockFASContender.self, kind: "SpinLock")
+    registerCounterThroughWitness(PthreadSpinContender.self, kind: "SpinLock")
+    registerCounterThroughWitness(InterlockRecursiveLockContender.self, kind: "RecursiveLock")
+    registerCounterThroughWitness(PthreadRecursiveMutexContender.self, kind: "RecursiveLock")
+
     // Contenders of one group are registered next to each other, so they run close in time.
     for threads in [1, 2, 4] {
         let workload = threads == 1 ? "lock+unlock" : "shared counter"

@@ -146,6 +146,7 @@
 //   - No standalone fences anywhere: ThreadSanitizer sees every data edge on the mutex word.
 
 import CInterlock
+import Synchronization
 
 /// Waiters (this one included) above which a waiter sleeps at once instead of spinning.
 @usableFromInline internal let _conditionSpinMaxWaiters: UInt32 = 2
@@ -272,7 +273,7 @@ public final class Condition: Locking, @unchecked Sendable {
         _LockOrder.willLock(self, .condition)
         _MutexWord.lock(_mutex, for: .condition)
         // Relaxed: read back only by this thread (see the file comment).
-        ilk_atomic_store_u32(_owner, ilk_current_thread_id(), ILK_ORDER_RELAXED)
+        _Word32.atomic(_owner).pointee.store(ilk_current_thread_id(), ordering: .relaxed)
         _LockOrder.didLock(self, .condition)
     }
 
@@ -282,7 +283,7 @@ public final class Condition: Locking, @unchecked Sendable {
     public func tryLock() -> Bool {
         guard _MutexWord.tryLock(_mutex) else { return false }
         // Relaxed: read back only by this thread.
-        ilk_atomic_store_u32(_owner, ilk_current_thread_id(), ILK_ORDER_RELAXED)
+        _Word32.atomic(_owner).pointee.store(ilk_current_thread_id(), ordering: .relaxed)
         _LockOrder.didLock(self, .condition)
         return true
     }
@@ -294,12 +295,12 @@ public final class Condition: Locking, @unchecked Sendable {
     public func unlock() {
         let owner = _owner
         // Relaxed: the caller compares with its own id, which only it writes.
-        if _slowPath(ilk_atomic_load_u32(owner, ILK_ORDER_RELAXED) != ilk_current_thread_id()) {
+        if _slowPath(_Word32.atomic(owner).pointee.load(ordering: .relaxed) != ilk_current_thread_id()) {
             _trapNotHeld("unlock()")
         }
         _LockOrder.didUnlock(self)
         // Relaxed: cleared before the release below, so the next holder's write comes later.
-        ilk_atomic_store_u32(owner, 0, ILK_ORDER_RELAXED)
+        _Word32.atomic(owner).pointee.store(0, ordering: .relaxed)
         _ = _MutexWord.unlock(_mutex, for: .condition)
     }
 
@@ -341,7 +342,7 @@ public final class Condition: Locking, @unchecked Sendable {
     @inlinable
     public func signal() {
         // Seq_cst: see the file comment ("waiters").
-        if ilk_atomic_load_u32(_waiters, ILK_ORDER_SEQ_CST) == 0 { return }
+        if _Word32.atomic(_waiters).pointee.load(ordering: .sequentiallyConsistent) == 0 { return }
         _signalSlow()
     }
 
@@ -352,7 +353,7 @@ public final class Condition: Locking, @unchecked Sendable {
     @inlinable
     public func broadcast() {
         // Seq_cst: see the file comment ("waiters").
-        if ilk_atomic_load_u32(_waiters, ILK_ORDER_SEQ_CST) == 0 { return }
+        if _Word32.atomic(_waiters).pointee.load(ordering: .sequentiallyConsistent) == 0 { return }
         _broadcastSlow()
     }
 

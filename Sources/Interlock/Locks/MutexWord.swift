@@ -66,6 +66,7 @@
 // Benchmarks/README.md, "Design measurements", has the table.
 
 import CInterlock
+import Synchronization
 
 /// The futex mutex algorithm (Drepper's mutex 3 with bounded spinning) over a word at a
 /// stable address. The caller owns the word and names itself in its traps.
@@ -83,8 +84,11 @@ internal enum _MutexWord {
     @inlinable @inline(__always)
     internal static func tryLock(_ word: UnsafeMutablePointer<UInt32>) -> Bool {
         // Acquire on success: pairs with the release decrement (or store of 0) of the previous unlock.
-        // Relaxed on failure: nothing is taken, nothing is read under the lock.
-        ilk_atomic_cas_value_u32(word, 0, 1, ILK_ORDER_ACQUIRE, ILK_ORDER_RELAXED) == 0
+        // Relaxed on failure: nothing is taken, nothing is read under the lock. A builtin, not
+        // the shim's CAS: it stays inline in protocol witnesses (WordAtomics.swift).
+        _Word32.atomic(word).pointee.compareExchange(
+            expected: 0, desired: 1, successOrdering: .acquiring, failureOrdering: .relaxed
+        ).exchanged
     }
 
     /// Blocks until the caller holds the mutex. Fast path one CAS inline.
@@ -116,10 +120,9 @@ internal enum _MutexWord {
     @inlinable @inline(__always)
     internal static func unlock(_ word: UnsafeMutablePointer<UInt32>, for user: _FutexUser) -> Bool {
         // Release (both forms): pairs with the acquiring CAS/exchange of the next holder.
-        // The assembly form unless ThreadSanitizer's runtime is linked in (ilk_flag_asm.h).
-        let outcome =
-            _fastPath(ilk_flag_asm_usable())
-            ? ilk_mutex_release_asm(word) : ilk_mutex_release_builtin(word)
+        // The assembly form unless ThreadSanitizer's runtime is linked in (ilk_mutex.h: one C
+        // function, so one call where a protocol witness keeps it out of line).
+        let outcome = ilk_mutex_release(word)
         if _fastPath(outcome == ILK_MUTEX_RELEASED) { return true }
         return _unlockSlow(word, outcome, user)
     }

@@ -31,6 +31,7 @@
 //   - The ids are the kernel's (gettid), never 0, from `ilk_current_thread_id` (cached per thread).
 
 import CInterlock
+import Synchronization
 
 /// A mutex that the thread holding it may lock again: the heir of Foundation's
 /// `NSRecursiveLock`.
@@ -85,7 +86,7 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     @inlinable @inline(__always)
     internal func _relock(_ tid: UInt32) -> Bool {
         // Relaxed: only `tid` itself ever writes `tid` here (see the file comment).
-        guard ilk_atomic_load_u32(_words + 1, ILK_ORDER_RELAXED) == tid else { return false }
+        guard _Word32.atomic(_words + 1).pointee.load(ordering: .relaxed) == tid else { return false }
         let depth = _words + 2
         if _slowPath(depth.pointee == UInt32.max) { _misuse("locked too many times recursively") }
         depth.pointee &+= 1
@@ -96,7 +97,7 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     @inlinable @inline(__always)
     internal func _own(_ tid: UInt32) {
         // Relaxed: read by other threads only for comparison with their own id.
-        ilk_atomic_store_u32(_words + 1, tid, ILK_ORDER_RELAXED)
+        _Word32.atomic(_words + 1).pointee.store(tid, ordering: .relaxed)
         (_words + 2).pointee = 1
     }
 
@@ -156,14 +157,14 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
     public func unlock() {
         let tid = ilk_current_thread_id()
         // Relaxed: exact for the asking thread (see the file comment).
-        let owner = ilk_atomic_load_u32(_words + 1, ILK_ORDER_RELAXED)
+        let owner = _Word32.atomic(_words + 1).pointee.load(ordering: .relaxed)
         if _slowPath(owner != tid) { _unlockMisuse(owner: owner, caller: tid) }
         _LockOrder.didUnlock(self)
         let depth = _words + 2
         depth.pointee &-= 1
         if depth.pointee == 0 {
             // Relaxed: cleared before the mutex's release, which publishes it to the next holder.
-            ilk_atomic_store_u32(_words + 1, 0, ILK_ORDER_RELAXED)
+            _Word32.atomic(_words + 1).pointee.store(0, ordering: .relaxed)
             _ = _MutexWord.unlock(_words, for: .recursiveLock)
         }
     }

@@ -31,6 +31,7 @@
 // is relaxed: it is the holder reading its own last write, which coherence guarantees.
 
 import CInterlock
+import Synchronization
 
 /// A spin lock: the cheapest lock to take and release when critical sections are a few
 /// instructions long and contention is low. The heir of `OSSpinLock` and `os_unfair_lock`'s
@@ -67,7 +68,8 @@ public final class SpinLock: Locking, @unchecked Sendable {
     public func lock() {
         _LockOrder.willLock(self, .spinLock)
         // Acquire on the exchange that finds 0: pairs with the release store of `unlock`.
-        if _slowPath(ilk_atomic_exchange_u32(_word, 1, ILK_ORDER_ACQUIRE) != 0) {
+        // A builtin, not the shim: it stays inline in protocol witnesses (WordAtomics.swift).
+        if _slowPath(_Word32.atomic(_word).pointee.exchange(1, ordering: .acquiring) != 0) {
             _SpinWord._lockSlow(_word)
         }
         _LockOrder.didLock(self, .spinLock)
@@ -79,9 +81,10 @@ public final class SpinLock: Locking, @unchecked Sendable {
     public func tryLock() -> Bool {
         // Relaxed test first (test-and-test-and-set): a failed try does not take the line
         // exclusive. Acquire on the exchange: pairs with the release store of `unlock`.
+        let word = _Word32.atomic(_word)
         let taken =
-            ilk_atomic_load_u32(_word, ILK_ORDER_RELAXED) == 0
-            && ilk_atomic_exchange_u32(_word, 1, ILK_ORDER_ACQUIRE) == 0
+            word.pointee.load(ordering: .relaxed) == 0
+            && word.pointee.exchange(1, ordering: .acquiring) == 0
         if taken { _LockOrder.didLock(self, .spinLock) }
         return taken
     }
@@ -92,11 +95,12 @@ public final class SpinLock: Locking, @unchecked Sendable {
     public func unlock() {
         _LockOrder.didUnlock(self)
         // Relaxed: the holder re-reading its own write (coherence); only detects misuse.
-        if _slowPath(ilk_atomic_load_u32(_word, ILK_ORDER_RELAXED) == 0) {
+        let word = _Word32.atomic(_word)
+        if _slowPath(word.pointee.load(ordering: .relaxed) == 0) {
             _SpinWord._unlockedMisuse()
         }
         // Release: pairs with the acquiring exchange of the next holder.
-        ilk_atomic_store_u32(_word, 0, ILK_ORDER_RELEASE)
+        word.pointee.store(0, ordering: .releasing)
     }
 }
 
