@@ -79,26 +79,9 @@ func registerCounter<Contender: CounterLock>(_: Contender.Type, kind: String, wo
     let team = ThreadTeam(threads: threads) { _ in
         for _ in 0..<share { contender.incrementUnderLock() }
     }
-    Benchmark(
-        "\(kind) \(workload) / \(threadsLabel(threads)) / \(Contender.contenderName)",
-        configuration: configuration,
-        closure: { benchmark in
-            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
-            team.awaitSteadyState(naming: benchmark.name)
-            benchmark.startMeasurement()
-            team.round()
-            benchmark.stopMeasurement()
-        },
-        setup: { team.start() },
-        teardown: {
-            team.stop()
-            let expected = team.completedRounds * operations
-            let found = contender.countUnderLock()
-            precondition(
-                found == expected,
-                "LocksBenchmarks: \(Contender.contenderName) counted \(found), expected \(expected)")
-        }
-    )
+    registerCounterRounds(
+        "\(kind) \(workload) / \(threadsLabel(threads)) / \(Contender.contenderName)", configuration, team,
+        operations: operations, count: contender.countUnderLock)
 }
 
 /// Hides `contender`'s type from the optimizer, so that calls through the result go through
@@ -117,10 +100,22 @@ func registerCounterThroughWitness<Contender: CounterLock>(_: Contender.Type, ki
     let team = ThreadTeam(threads: 1) { _ in
         for _ in 0..<operations { contender.incrementUnderLock() }
     }
+    registerCounterRounds(
+        "\(kind) via a protocol witness lock+unlock / 1 thread / \(Contender.contenderName)", configuration, team,
+        operations: operations, count: contender.countUnderLock)
+}
+
+/// The benchmark of a counter team: one round per iteration; teardown checks that `count()`
+/// equals the increments timed.
+func registerCounterRounds(
+    _ name: String, _ configuration: Benchmark.Configuration, _ team: ThreadTeam, operations: Int,
+    count: @escaping @Sendable () -> Int
+) {
     Benchmark(
-        "\(kind) via a protocol witness lock+unlock / 1 thread / \(Contender.contenderName)",
+        name,
         configuration: configuration,
         closure: { benchmark in
+            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             team.awaitSteadyState(naming: benchmark.name)
             benchmark.startMeasurement()
             team.round()
@@ -130,10 +125,8 @@ func registerCounterThroughWitness<Contender: CounterLock>(_: Contender.Type, ki
         teardown: {
             team.stop()
             let expected = team.completedRounds * operations
-            let found = contender.countUnderLock()
-            precondition(
-                found == expected,
-                "LocksBenchmarks: \(Contender.contenderName) counted \(found), expected \(expected)")
+            let found = count()
+            precondition(found == expected, "LocksBenchmarks: \(name) counted \(found), expected \(expected)")
         }
     )
 }
