@@ -16,9 +16,11 @@
 // header documents its barrier forms: a sequentially consistent operation, followed on every
 // target but x86-64 by a sequentially consistent fence (ilk_osatomic.h argues why the operation
 // alone is not a full barrier on AArch64, and why x86-64 needs no fence). The other forms are
-// relaxed (atomic, and ordering no other memory access), which is all Darwin promises for them. Each function is one
-// C11 atomic from the C shim (ilk_osatomic.h, ilk_atomic.h, ilk_bits.h), so ThreadSanitizer
-// sees every one of them.
+// relaxed (atomic, and ordering no other memory access), which is all Darwin promises for them.
+// Each function is one C11 atomic from the C shim (ilk_osatomic.h, ilk_atomic.h, ilk_bits.h), so
+// ThreadSanitizer sees every one of them. Inside a protocol witness (where IRGen marks calls
+// noinline) that shim function stays a call; the locks' fast paths use Swift's builtins for that
+// reason (Interlock's WordAtomics.swift), these do not yet.
 //
 // Where Darwin is undefined: the integer and pointer functions require a naturally aligned
 // operand (4 bytes for the 32-bit forms, 8 for the 64-bit, Long and Ptr forms on 64-bit

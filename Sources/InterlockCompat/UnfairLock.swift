@@ -85,8 +85,9 @@ public typealias os_unfair_lock_t = UnsafeMutablePointer<os_unfair_lock_s>
 /// The lock word of `lock`.
 @inlinable @inline(__always)
 internal func _unfairWord(_ lock: UnsafePointer<os_unfair_lock_s>) -> UnsafeMutablePointer<UInt32> {
-    // SAFETY: os_unfair_lock_s is a struct of one UInt32; the word is its whole storage. The
-    // atomics only ever reach it through the C shim.
+    // SAFETY: os_unfair_lock_s is a struct of one UInt32; the word is its whole storage. It is
+    // only ever accessed atomically: Swift's builtins on the fast paths (_unfairAtomic), the C
+    // shim's atomics on the slow ones.
     UnsafeMutableRawPointer(mutating: lock).assumingMemoryBound(to: UInt32.self)
 }
 

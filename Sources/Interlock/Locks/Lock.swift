@@ -10,7 +10,8 @@
 //   _words.1   the guard word of `name` (0 free, 1 held), see LockSupport.swift
 //   _name      the name, read only under its guard, and only when trapping or asked
 //
-// The words are reached through `_getUnsafePointerToStoredProperties` and C11 atomics only;
+// The words are reached through `_getUnsafePointerToStoredProperties` and atomics only (Swift's
+// builtins on the fast paths, WordAtomics.swift; the C shim's on the slow ones);
 // Swift never loads or stores `_words` as a property after `init`.
 //
 // Costs: `lock()` is one inline CAS when the lock is free, `unlock()` one inline decrement,

@@ -45,8 +45,9 @@ import Synchronization
 /// - Warning: Not recursive: locking it twice on one thread deadlocks. Unlocking a lock that
 ///   is not held traps.
 public final class SpinLock: Locking, @unchecked Sendable {
-    // Word 0: the lock word. Only ever accessed through `_word` (C11 atomics), never as a
-    // Swift property after `init`, so exclusivity checking never sees it.
+    // Word 0: the lock word. Only ever accessed through `_word` (atomics: Swift's builtins on
+    // the fast paths, the C shim's on the slow ones), never as a Swift property after `init`,
+    // so exclusivity checking never sees it.
     @usableFromInline internal var _state: UInt32 = 0
 
     /// Creates an unlocked spin lock.
