@@ -17,10 +17,11 @@
 // target but x86-64 by a sequentially consistent fence (ilk_osatomic.h argues why the operation
 // alone is not a full barrier on AArch64, and why x86-64 needs no fence). The other forms are
 // relaxed (atomic, and ordering no other memory access), which is all Darwin promises for them.
-// Each function is one C11 atomic from the C shim (ilk_osatomic.h, ilk_atomic.h, ilk_bits.h), so
-// ThreadSanitizer sees every one of them. Inside a protocol witness (where IRGen marks calls
-// noinline) that shim function stays a call; the locks' fast paths use Swift's builtins for that
-// reason (Interlock's WordAtomics.swift), these do not yet.
+// Each function is one Swift atomic builtin (Synchronization.Atomic viewed on the caller's
+// memory), plus the fence of a `Barrier` form, so that it stays an instruction even inside a
+// protocol witness, where IRGen keeps calls to the C shim out of line (Interlock's
+// WordAtomics.swift); ThreadSanitizer sees every one of them. The C shim's table
+// (ilk_osatomic.h) implements the same contract for C callers.
 //
 // Where Darwin is undefined: the integer and pointer functions require a naturally aligned
 // operand (4 bytes for the 32-bit forms, 8 for the 64-bit, Long and Ptr forms on 64-bit
@@ -31,6 +32,7 @@
 // unwrapped, where the C function would fault.
 
 import CInterlock
+import Synchronization
 
 /// Darwin's `OSAtomic_int64_aligned64_t`: the 64-bit operand of the 64-bit functions, which
 /// must be 8-byte aligned (Darwin declares it with `__attribute__((aligned(8)))`; Swift's
@@ -45,6 +47,58 @@ internal func _osAtomicCheckAligned(_ pointer: UnsafeRawPointer, _ alignment: UI
     }
 }
 
+/// The operand at `pointer` viewed as a Swift atomic: the operations are Swift's builtins, so
+/// they stay instructions inside protocol witnesses too (Interlock's WordAtomics.swift).
+@inlinable @inline(__always)
+internal func _osAtomic<Value: AtomicRepresentable>(
+    _ pointer: UnsafeMutablePointer<Value>
+) -> UnsafeMutablePointer<Atomic<Value>> {
+    // SAFETY: Atomic<Value> has Value's size, alignment (checked by the caller) and bits; the
+    // caller owns the memory and, as with OSAtomic, accesses it only through these functions
+    // while threads share it.
+    UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: Atomic<Value>.self)
+}
+
+/// Completes a `Barrier` form (the file comment): a sequentially consistent fence after the
+/// operation, except on x86-64, where the locked instruction already is a full barrier.
+@inlinable @inline(__always)
+internal func _osBarrierTail<Result>(_ result: Result) -> Result {
+    #if !arch(x86_64)
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
+    #endif
+    return result
+}
+
+/// OSAtomic's bit `n` of the bytes at `address`: the byte `address + n / 8` and the mask
+/// `0x80 >> (n % 8)`.
+@inlinable @inline(__always)
+internal func _osBit(_ n: UInt32, _ address: UnsafeMutableRawPointer) -> (UnsafeMutablePointer<Atomic<UInt8>>, UInt8) {
+    // SAFETY: one byte, always aligned; the caller's memory, accessed atomically while shared.
+    ((address + Int(n >> 3)).assumingMemoryBound(to: Atomic<UInt8>.self), UInt8(truncatingIfNeeded: 0x80 >> (n & 7)))
+}
+
+/// Sets OSAtomic's bit `n` at `address`; returns its original value.
+@inlinable @inline(__always)
+internal func _osTestAndSet(_ n: UInt32, _ address: UnsafeMutableRawPointer, barrier: Bool) -> Bool {
+    let (byte, mask) = _osBit(n, address)
+    let old =
+        barrier
+        ? _osBarrierTail(byte.pointee.bitwiseOr(mask, ordering: .sequentiallyConsistent).oldValue)
+        : byte.pointee.bitwiseOr(mask, ordering: .relaxed).oldValue
+    return old & mask != 0
+}
+
+/// Clears OSAtomic's bit `n` at `address`; returns its original value.
+@inlinable @inline(__always)
+internal func _osTestAndClear(_ n: UInt32, _ address: UnsafeMutableRawPointer, barrier: Bool) -> Bool {
+    let (byte, mask) = _osBit(n, address)
+    let old =
+        barrier
+        ? _osBarrierTail(byte.pointee.bitwiseAnd(~mask, ordering: .sequentiallyConsistent).oldValue)
+        : byte.pointee.bitwiseAnd(~mask, ordering: .relaxed).oldValue
+    return old & mask != 0
+}
+
 @usableFromInline @inline(never)
 internal func _osAtomicMisaligned(_ pointer: UnsafeRawPointer, _ alignment: UInt, _ function: StaticString) -> Never {
     fatalError("\(function): the address \(pointer) is not aligned to \(alignment) bytes")
@@ -57,7 +111,7 @@ internal func _osAtomicMisaligned(_ pointer: UnsafeRawPointer, _ alignment: UInt
 @inlinable
 public func OSAtomicAdd32(_ __theAmount: Int32, _ __theValue: UnsafeMutablePointer<Int32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicAdd32")
-    return ilk_osatomic_add32(__theAmount, __theValue)
+    return _osAtomic(__theValue).pointee.wrappingAdd(__theAmount, ordering: .relaxed).newValue
 }
 
 /// Atomically adds 1 to `*__theValue`, without a barrier.
@@ -65,7 +119,7 @@ public func OSAtomicAdd32(_ __theAmount: Int32, _ __theValue: UnsafeMutablePoint
 @inlinable
 public func OSAtomicIncrement32(_ __theValue: UnsafeMutablePointer<Int32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicIncrement32")
-    return ilk_osatomic_increment32(__theValue)
+    return _osAtomic(__theValue).pointee.wrappingAdd(1, ordering: .relaxed).newValue
 }
 
 /// Atomically subtracts 1 from `*__theValue`, without a barrier.
@@ -73,7 +127,7 @@ public func OSAtomicIncrement32(_ __theValue: UnsafeMutablePointer<Int32>!) -> I
 @inlinable
 public func OSAtomicDecrement32(_ __theValue: UnsafeMutablePointer<Int32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicDecrement32")
-    return ilk_osatomic_decrement32(__theValue)
+    return _osAtomic(__theValue).pointee.wrappingSubtract(1, ordering: .relaxed).newValue
 }
 
 /// Atomically adds `__theAmount` to `*__theValue`, with a full barrier.
@@ -81,7 +135,8 @@ public func OSAtomicDecrement32(_ __theValue: UnsafeMutablePointer<Int32>!) -> I
 @inlinable
 public func OSAtomicAdd32Barrier(_ __theAmount: Int32, _ __theValue: UnsafeMutablePointer<Int32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicAdd32Barrier")
-    return ilk_osatomic_add32_barrier(__theAmount, __theValue)
+    return _osBarrierTail(
+        _osAtomic(__theValue).pointee.wrappingAdd(__theAmount, ordering: .sequentiallyConsistent).newValue)
 }
 
 /// Atomically adds 1 to `*__theValue`, with a full barrier.
@@ -89,7 +144,7 @@ public func OSAtomicAdd32Barrier(_ __theAmount: Int32, _ __theValue: UnsafeMutab
 @inlinable
 public func OSAtomicIncrement32Barrier(_ __theValue: UnsafeMutablePointer<Int32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicIncrement32Barrier")
-    return ilk_osatomic_increment32_barrier(__theValue)
+    return _osBarrierTail(_osAtomic(__theValue).pointee.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue)
 }
 
 /// Atomically subtracts 1 from `*__theValue`, with a full barrier.
@@ -97,7 +152,7 @@ public func OSAtomicIncrement32Barrier(_ __theValue: UnsafeMutablePointer<Int32>
 @inlinable
 public func OSAtomicDecrement32Barrier(_ __theValue: UnsafeMutablePointer<Int32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicDecrement32Barrier")
-    return ilk_osatomic_decrement32_barrier(__theValue)
+    return _osBarrierTail(_osAtomic(__theValue).pointee.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue)
 }
 
 /// Atomically adds `__theAmount` to `*__theValue`, without a barrier.
@@ -107,7 +162,7 @@ public func OSAtomicAdd64(_ __theAmount: Int64, _ __theValue: UnsafeMutablePoint
     -> Int64
 {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicAdd64")
-    return ilk_osatomic_add64(__theAmount, __theValue)
+    return _osAtomic(__theValue).pointee.wrappingAdd(__theAmount, ordering: .relaxed).newValue
 }
 
 /// Atomically adds 1 to `*__theValue`, without a barrier.
@@ -115,7 +170,7 @@ public func OSAtomicAdd64(_ __theAmount: Int64, _ __theValue: UnsafeMutablePoint
 @inlinable
 public func OSAtomicIncrement64(_ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!) -> Int64 {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicIncrement64")
-    return ilk_osatomic_increment64(__theValue)
+    return _osAtomic(__theValue).pointee.wrappingAdd(1, ordering: .relaxed).newValue
 }
 
 /// Atomically subtracts 1 from `*__theValue`, without a barrier.
@@ -123,7 +178,7 @@ public func OSAtomicIncrement64(_ __theValue: UnsafeMutablePointer<OSAtomic_int6
 @inlinable
 public func OSAtomicDecrement64(_ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!) -> Int64 {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicDecrement64")
-    return ilk_osatomic_decrement64(__theValue)
+    return _osAtomic(__theValue).pointee.wrappingSubtract(1, ordering: .relaxed).newValue
 }
 
 /// Atomically adds `__theAmount` to `*__theValue`, with a full barrier.
@@ -133,7 +188,8 @@ public func OSAtomicAdd64Barrier(_ __theAmount: Int64, _ __theValue: UnsafeMutab
     -> Int64
 {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicAdd64Barrier")
-    return ilk_osatomic_add64_barrier(__theAmount, __theValue)
+    return _osBarrierTail(
+        _osAtomic(__theValue).pointee.wrappingAdd(__theAmount, ordering: .sequentiallyConsistent).newValue)
 }
 
 /// Atomically adds 1 to `*__theValue`, with a full barrier.
@@ -141,7 +197,7 @@ public func OSAtomicAdd64Barrier(_ __theAmount: Int64, _ __theValue: UnsafeMutab
 @inlinable
 public func OSAtomicIncrement64Barrier(_ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!) -> Int64 {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicIncrement64Barrier")
-    return ilk_osatomic_increment64_barrier(__theValue)
+    return _osBarrierTail(_osAtomic(__theValue).pointee.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue)
 }
 
 /// Atomically subtracts 1 from `*__theValue`, with a full barrier.
@@ -149,7 +205,7 @@ public func OSAtomicIncrement64Barrier(_ __theValue: UnsafeMutablePointer<OSAtom
 @inlinable
 public func OSAtomicDecrement64Barrier(_ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!) -> Int64 {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicDecrement64Barrier")
-    return ilk_osatomic_decrement64_barrier(__theValue)
+    return _osBarrierTail(_osAtomic(__theValue).pointee.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue)
 }
 
 // MARK: - Bitwise (32-bit only, as on Darwin)
@@ -159,7 +215,7 @@ public func OSAtomicDecrement64Barrier(_ __theValue: UnsafeMutablePointer<OSAtom
 @inlinable
 public func OSAtomicOr32(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicOr32")
-    return Int32(bitPattern: ilk_atomic_or_fetch_u32(__theValue, __theMask, ILK_ORDER_RELAXED))
+    return Int32(bitPattern: _osAtomic(__theValue).pointee.bitwiseOr(__theMask, ordering: .relaxed).newValue)
 }
 
 /// Atomically ORs `__theMask` into `*__theValue`, with a full barrier.
@@ -167,7 +223,9 @@ public func OSAtomicOr32(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer
 @inlinable
 public func OSAtomicOr32Barrier(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicOr32Barrier")
-    return Int32(bitPattern: ilk_atomic_or_fetch_u32(__theValue, __theMask, ILK_ORDER_SEQ_CST))
+    return Int32(
+        bitPattern: _osBarrierTail(
+            _osAtomic(__theValue).pointee.bitwiseOr(__theMask, ordering: .sequentiallyConsistent).newValue))
 }
 
 /// Atomically ORs `__theMask` into `*__theValue`, without a barrier.
@@ -175,7 +233,7 @@ public func OSAtomicOr32Barrier(_ __theMask: UInt32, _ __theValue: UnsafeMutable
 @inlinable
 public func OSAtomicOr32Orig(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicOr32Orig")
-    return Int32(bitPattern: ilk_atomic_fetch_or_u32(__theValue, __theMask, ILK_ORDER_RELAXED))
+    return Int32(bitPattern: _osAtomic(__theValue).pointee.bitwiseOr(__theMask, ordering: .relaxed).oldValue)
 }
 
 /// Atomically ORs `__theMask` into `*__theValue`, with a full barrier.
@@ -183,7 +241,9 @@ public func OSAtomicOr32Orig(_ __theMask: UInt32, _ __theValue: UnsafeMutablePoi
 @inlinable
 public func OSAtomicOr32OrigBarrier(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicOr32OrigBarrier")
-    return Int32(bitPattern: ilk_atomic_fetch_or_u32(__theValue, __theMask, ILK_ORDER_SEQ_CST))
+    return Int32(
+        bitPattern: _osBarrierTail(
+            _osAtomic(__theValue).pointee.bitwiseOr(__theMask, ordering: .sequentiallyConsistent).oldValue))
 }
 
 /// Atomically ANDs `__theMask` into `*__theValue`, without a barrier.
@@ -191,7 +251,7 @@ public func OSAtomicOr32OrigBarrier(_ __theMask: UInt32, _ __theValue: UnsafeMut
 @inlinable
 public func OSAtomicAnd32(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicAnd32")
-    return Int32(bitPattern: ilk_atomic_and_fetch_u32(__theValue, __theMask, ILK_ORDER_RELAXED))
+    return Int32(bitPattern: _osAtomic(__theValue).pointee.bitwiseAnd(__theMask, ordering: .relaxed).newValue)
 }
 
 /// Atomically ANDs `__theMask` into `*__theValue`, with a full barrier.
@@ -199,7 +259,9 @@ public func OSAtomicAnd32(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointe
 @inlinable
 public func OSAtomicAnd32Barrier(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicAnd32Barrier")
-    return Int32(bitPattern: ilk_atomic_and_fetch_u32(__theValue, __theMask, ILK_ORDER_SEQ_CST))
+    return Int32(
+        bitPattern: _osBarrierTail(
+            _osAtomic(__theValue).pointee.bitwiseAnd(__theMask, ordering: .sequentiallyConsistent).newValue))
 }
 
 /// Atomically ANDs `__theMask` into `*__theValue`, without a barrier.
@@ -207,7 +269,7 @@ public func OSAtomicAnd32Barrier(_ __theMask: UInt32, _ __theValue: UnsafeMutabl
 @inlinable
 public func OSAtomicAnd32Orig(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicAnd32Orig")
-    return Int32(bitPattern: ilk_atomic_fetch_and_u32(__theValue, __theMask, ILK_ORDER_RELAXED))
+    return Int32(bitPattern: _osAtomic(__theValue).pointee.bitwiseAnd(__theMask, ordering: .relaxed).oldValue)
 }
 
 /// Atomically ANDs `__theMask` into `*__theValue`, with a full barrier.
@@ -215,7 +277,9 @@ public func OSAtomicAnd32Orig(_ __theMask: UInt32, _ __theValue: UnsafeMutablePo
 @inlinable
 public func OSAtomicAnd32OrigBarrier(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicAnd32OrigBarrier")
-    return Int32(bitPattern: ilk_atomic_fetch_and_u32(__theValue, __theMask, ILK_ORDER_SEQ_CST))
+    return Int32(
+        bitPattern: _osBarrierTail(
+            _osAtomic(__theValue).pointee.bitwiseAnd(__theMask, ordering: .sequentiallyConsistent).oldValue))
 }
 
 /// Atomically XORs `__theMask` into `*__theValue`, without a barrier.
@@ -223,7 +287,7 @@ public func OSAtomicAnd32OrigBarrier(_ __theMask: UInt32, _ __theValue: UnsafeMu
 @inlinable
 public func OSAtomicXor32(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicXor32")
-    return Int32(bitPattern: ilk_atomic_xor_fetch_u32(__theValue, __theMask, ILK_ORDER_RELAXED))
+    return Int32(bitPattern: _osAtomic(__theValue).pointee.bitwiseXor(__theMask, ordering: .relaxed).newValue)
 }
 
 /// Atomically XORs `__theMask` into `*__theValue`, with a full barrier.
@@ -231,7 +295,9 @@ public func OSAtomicXor32(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointe
 @inlinable
 public func OSAtomicXor32Barrier(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicXor32Barrier")
-    return Int32(bitPattern: ilk_atomic_xor_fetch_u32(__theValue, __theMask, ILK_ORDER_SEQ_CST))
+    return Int32(
+        bitPattern: _osBarrierTail(
+            _osAtomic(__theValue).pointee.bitwiseXor(__theMask, ordering: .sequentiallyConsistent).newValue))
 }
 
 /// Atomically XORs `__theMask` into `*__theValue`, without a barrier.
@@ -239,7 +305,7 @@ public func OSAtomicXor32Barrier(_ __theMask: UInt32, _ __theValue: UnsafeMutabl
 @inlinable
 public func OSAtomicXor32Orig(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicXor32Orig")
-    return Int32(bitPattern: ilk_atomic_fetch_xor_u32(__theValue, __theMask, ILK_ORDER_RELAXED))
+    return Int32(bitPattern: _osAtomic(__theValue).pointee.bitwiseXor(__theMask, ordering: .relaxed).oldValue)
 }
 
 /// Atomically XORs `__theMask` into `*__theValue`, with a full barrier.
@@ -247,7 +313,9 @@ public func OSAtomicXor32Orig(_ __theMask: UInt32, _ __theValue: UnsafeMutablePo
 @inlinable
 public func OSAtomicXor32OrigBarrier(_ __theMask: UInt32, _ __theValue: UnsafeMutablePointer<UInt32>!) -> Int32 {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicXor32OrigBarrier")
-    return Int32(bitPattern: ilk_atomic_fetch_xor_u32(__theValue, __theMask, ILK_ORDER_SEQ_CST))
+    return Int32(
+        bitPattern: _osBarrierTail(
+            _osAtomic(__theValue).pointee.bitwiseXor(__theMask, ordering: .sequentiallyConsistent).oldValue))
 }
 
 // MARK: - Compare and swap
@@ -259,7 +327,9 @@ public func OSAtomicCompareAndSwap32(
     _ __oldValue: Int32, _ __newValue: Int32, _ __theValue: UnsafeMutablePointer<Int32>!
 ) -> Bool {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicCompareAndSwap32")
-    return ilk_osatomic_cas32(__oldValue, __newValue, __theValue)
+    return _osAtomic(__theValue).pointee.compareExchange(
+        expected: __oldValue, desired: __newValue, successOrdering: .relaxed, failureOrdering: .relaxed
+    ).exchanged
 }
 
 /// Atomically replaces `*__theValue` with `__newValue` if it equals `__oldValue`, with a full barrier.
@@ -269,7 +339,11 @@ public func OSAtomicCompareAndSwap32Barrier(
     _ __oldValue: Int32, _ __newValue: Int32, _ __theValue: UnsafeMutablePointer<Int32>!
 ) -> Bool {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicCompareAndSwap32Barrier")
-    return ilk_osatomic_cas32_barrier(__oldValue, __newValue, __theValue)
+    return _osBarrierTail(
+        _osAtomic(__theValue).pointee.compareExchange(
+            expected: __oldValue, desired: __newValue, successOrdering: .sequentiallyConsistent,
+            failureOrdering: .sequentiallyConsistent
+        ).exchanged)
 }
 
 /// Atomically replaces `*__theValue` with `__newValue` if it equals `__oldValue`, without a barrier.
@@ -279,7 +353,9 @@ public func OSAtomicCompareAndSwap64(
     _ __oldValue: Int64, _ __newValue: Int64, _ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!
 ) -> Bool {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicCompareAndSwap64")
-    return ilk_osatomic_cas64(__oldValue, __newValue, __theValue)
+    return _osAtomic(__theValue).pointee.compareExchange(
+        expected: __oldValue, desired: __newValue, successOrdering: .relaxed, failureOrdering: .relaxed
+    ).exchanged
 }
 
 /// Atomically replaces `*__theValue` with `__newValue` if it equals `__oldValue`, with a full barrier.
@@ -289,7 +365,11 @@ public func OSAtomicCompareAndSwap64Barrier(
     _ __oldValue: Int64, _ __newValue: Int64, _ __theValue: UnsafeMutablePointer<OSAtomic_int64_aligned64_t>!
 ) -> Bool {
     _osAtomicCheckAligned(__theValue, 8, "OSAtomicCompareAndSwap64Barrier")
-    return ilk_osatomic_cas64_barrier(__oldValue, __newValue, __theValue)
+    return _osBarrierTail(
+        _osAtomic(__theValue).pointee.compareExchange(
+            expected: __oldValue, desired: __newValue, successOrdering: .sequentiallyConsistent,
+            failureOrdering: .sequentiallyConsistent
+        ).exchanged)
 }
 
 /// Atomically replaces `*__theValue` with `__newValue` if it equals `__oldValue`, without a barrier.
@@ -299,7 +379,9 @@ public func OSAtomicCompareAndSwapInt(
     _ __oldValue: Int32, _ __newValue: Int32, _ __theValue: UnsafeMutablePointer<Int32>!
 ) -> Bool {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicCompareAndSwapInt")
-    return ilk_osatomic_cas32(__oldValue, __newValue, __theValue)
+    return _osAtomic(__theValue).pointee.compareExchange(
+        expected: __oldValue, desired: __newValue, successOrdering: .relaxed, failureOrdering: .relaxed
+    ).exchanged
 }
 
 /// Atomically replaces `*__theValue` with `__newValue` if it equals `__oldValue`, with a full barrier.
@@ -309,7 +391,11 @@ public func OSAtomicCompareAndSwapIntBarrier(
     _ __oldValue: Int32, _ __newValue: Int32, _ __theValue: UnsafeMutablePointer<Int32>!
 ) -> Bool {
     _osAtomicCheckAligned(__theValue, 4, "OSAtomicCompareAndSwapIntBarrier")
-    return ilk_osatomic_cas32_barrier(__oldValue, __newValue, __theValue)
+    return _osBarrierTail(
+        _osAtomic(__theValue).pointee.compareExchange(
+            expected: __oldValue, desired: __newValue, successOrdering: .sequentiallyConsistent,
+            failureOrdering: .sequentiallyConsistent
+        ).exchanged)
 }
 
 /// Atomically replaces `*__theValue` with `__newValue` if it equals `__oldValue`, without a barrier.
@@ -319,9 +405,9 @@ public func OSAtomicCompareAndSwapLong(_ __oldValue: Int, _ __newValue: Int, _ _
     -> Bool
 {
     _osAtomicCheckAligned(__theValue, UInt(MemoryLayout<Int>.alignment), "OSAtomicCompareAndSwapLong")
-    // Relaxed or sequentially consistent on both outcomes, as the C shim's CAS forms.
-    return ilk_atomic_cas_value_iptr(__theValue, __oldValue, __newValue, ILK_ORDER_RELAXED, ILK_ORDER_RELAXED)
-        == __oldValue
+    return _osAtomic(__theValue).pointee.compareExchange(
+        expected: __oldValue, desired: __newValue, successOrdering: .relaxed, failureOrdering: .relaxed
+    ).exchanged
 }
 
 /// Atomically replaces `*__theValue` with `__newValue` if it equals `__oldValue`, with a full barrier.
@@ -331,9 +417,11 @@ public func OSAtomicCompareAndSwapLongBarrier(
     _ __oldValue: Int, _ __newValue: Int, _ __theValue: UnsafeMutablePointer<Int>!
 ) -> Bool {
     _osAtomicCheckAligned(__theValue, UInt(MemoryLayout<Int>.alignment), "OSAtomicCompareAndSwapLongBarrier")
-    // Relaxed or sequentially consistent on both outcomes, as the C shim's CAS forms.
-    return ilk_atomic_cas_value_iptr(__theValue, __oldValue, __newValue, ILK_ORDER_SEQ_CST, ILK_ORDER_SEQ_CST)
-        == __oldValue
+    return _osBarrierTail(
+        _osAtomic(__theValue).pointee.compareExchange(
+            expected: __oldValue, desired: __newValue, successOrdering: .sequentiallyConsistent,
+            failureOrdering: .sequentiallyConsistent
+        ).exchanged)
 }
 
 /// Atomically replaces the pointer `*__theValue` with `__newValue` if it equals `__oldValue`, without a barrier.
@@ -345,7 +433,9 @@ public func OSAtomicCompareAndSwapPtr(
 ) -> Bool {
     _osAtomicCheckAligned(
         __theValue, UInt(MemoryLayout<UnsafeMutableRawPointer?>.alignment), "OSAtomicCompareAndSwapPtr")
-    return ilk_osatomic_casptr(__oldValue, __newValue, __theValue)
+    return _osAtomic(__theValue).pointee.compareExchange(
+        expected: __oldValue, desired: __newValue, successOrdering: .relaxed, failureOrdering: .relaxed
+    ).exchanged
 }
 
 /// Atomically replaces the pointer `*__theValue` with `__newValue` if it equals `__oldValue`, with a full barrier.
@@ -357,7 +447,11 @@ public func OSAtomicCompareAndSwapPtrBarrier(
 ) -> Bool {
     _osAtomicCheckAligned(
         __theValue, UInt(MemoryLayout<UnsafeMutableRawPointer?>.alignment), "OSAtomicCompareAndSwapPtrBarrier")
-    return ilk_osatomic_casptr_barrier(__oldValue, __newValue, __theValue)
+    return _osBarrierTail(
+        _osAtomic(__theValue).pointee.compareExchange(
+            expected: __oldValue, desired: __newValue, successOrdering: .sequentiallyConsistent,
+            failureOrdering: .sequentiallyConsistent
+        ).exchanged)
 }
 
 // MARK: - Bit test and set/clear
@@ -369,7 +463,7 @@ public func OSAtomicCompareAndSwapPtrBarrier(
 /// - Returns: The original value of the bit.
 @inlinable
 public func OSAtomicTestAndSet(_ __n: UInt32, _ __theAddress: UnsafeMutableRawPointer!) -> Bool {
-    ilk_osatomic_test_and_set(__n, __theAddress)
+    _osTestAndSet(__n, __theAddress, barrier: false)
 }
 
 /// Atomically sets bit `__n` of the bytes at `__theAddress`, with a full barrier.
@@ -379,7 +473,7 @@ public func OSAtomicTestAndSet(_ __n: UInt32, _ __theAddress: UnsafeMutableRawPo
 /// - Returns: The original value of the bit.
 @inlinable
 public func OSAtomicTestAndSetBarrier(_ __n: UInt32, _ __theAddress: UnsafeMutableRawPointer!) -> Bool {
-    ilk_osatomic_test_and_set_barrier(__n, __theAddress)
+    _osTestAndSet(__n, __theAddress, barrier: true)
 }
 
 /// Atomically clears bit `__n` of the bytes at `__theAddress`, without a barrier.
@@ -389,7 +483,7 @@ public func OSAtomicTestAndSetBarrier(_ __n: UInt32, _ __theAddress: UnsafeMutab
 /// - Returns: The original value of the bit.
 @inlinable
 public func OSAtomicTestAndClear(_ __n: UInt32, _ __theAddress: UnsafeMutableRawPointer!) -> Bool {
-    ilk_osatomic_test_and_clear(__n, __theAddress)
+    _osTestAndClear(__n, __theAddress, barrier: false)
 }
 
 /// Atomically clears bit `__n` of the bytes at `__theAddress`, with a full barrier.
@@ -399,7 +493,7 @@ public func OSAtomicTestAndClear(_ __n: UInt32, _ __theAddress: UnsafeMutableRaw
 /// - Returns: The original value of the bit.
 @inlinable
 public func OSAtomicTestAndClearBarrier(_ __n: UInt32, _ __theAddress: UnsafeMutableRawPointer!) -> Bool {
-    ilk_osatomic_test_and_clear_barrier(__n, __theAddress)
+    _osTestAndClear(__n, __theAddress, barrier: true)
 }
 
 // MARK: - Barrier
