@@ -115,8 +115,22 @@ final class _PGConnection {
     /// The server's version as PQserverVersion gives it (150004 for 15.4).
     var serverVersion: Int32 { handle.map { PQserverVersion($0) } ?? 0 }
 
-    /// The server's process serving this session.
-    var backendProcessID: Int32 { handle.map { PQbackendPID($0) } ?? 0 }
+    /// The process ID that the server reported at startup (its cancel key data). A pooler
+    /// reports one of its own there: PgBouncer a random number, in every pool mode.
+    var reportedBackendProcessID: Int32 { handle.map { PQbackendPID($0) } ?? 0 }
+
+    /// The value in use of a libpq connection option (`keepalives_idle`, say), or nil when it is
+    /// unset.
+    func option(_ keyword: String) -> String? {
+        guard let handle, let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var entry = options
+        while let name = entry.pointee.keyword {
+            if String(cString: name) == keyword { return entry.pointee.val.map { String(cString: $0) } }
+            entry += 1
+        }
+        return nil
+    }
 
     /// Prepares `sql` as the statement `name` with `parameterCount` parameters.
     func prepare(_ name: String, _ sql: String, parameterCount: Int32) throws(_PGFailure) {
@@ -132,6 +146,16 @@ final class _PGConnection {
         defer { for copy in copies { free(copy) } }
         let values = copies.map { UnsafePointer($0) }
         return try rows(check(PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0)))
+    }
+
+    /// Runs `sql`, one statement, with text parameters (`PQexecParams`: the unnamed statement,
+    /// nothing left prepared on the session). - Returns: the rows, as text.
+    func run(_ sql: String, parameters: [String]) throws(_PGFailure) -> [[String?]] {
+        let handle = try usableHandle()
+        let copies = parameters.map { strdup($0) }
+        defer { for copy in copies { free(copy) } }
+        let values = copies.map { UnsafePointer($0) }
+        return try rows(check(PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)))
     }
 
     /// Runs `sql` (one or more statements, one implicit transaction). - Returns: the rows of the

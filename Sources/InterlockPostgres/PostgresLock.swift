@@ -21,6 +21,19 @@
 // held, the connection is never replaced: a new session would not hold the lock, and the loss
 // must be reported by checkHeld or unlock, not papered over.
 //
+// Its own session, and only its own. Advisory locks belong to a server session and are
+// re-entrant in it, so a pooler that hands one server session to many clients (PgBouncer in
+// transaction or statement mode) would give the lock to whichever client lands there next.
+// When a session opens, the client claims it: a random nonce in the session-level setting
+// `interlock.client`, refused when another client's nonce is already there; when the backend
+// pid that libpq was told differs from the backend's own (a pooler in between), a second
+// connection looks for the nonce, and finds it when the pooler shares sessions. Every statement
+// that takes, releases or reads the lock tests the nonce in the same statement and does nothing
+// on a session that is not the client's, so no ordering of the pooler's choices lets two
+// clients hold the lock (PostgresLockSQL.swift). The same claim sets the server side's TCP
+// keepalives, so that the server releases the lock of a holder whose host vanished within
+// about 25 s (measured: PostgresLockPartitionTests), not the kernel's two hours.
+//
 // Waiting: `lock(before:)` tries once, then waits in the server (`pg_advisory_lock` under
 // `lock_timeout` set to the time left): the server grants the lock the moment its holder
 // releases it, in the order the waiters queued, with no polling traffic (`pollInterval` is not
@@ -58,9 +71,17 @@ import Synchronization
 /// - The lock dies with its session. A dropped connection, a server restart or
 ///   `pg_terminate_backend` never leaves the object believing it holds the lock once it asks:
 ///   ``checkHeld()`` answers with one round trip, and ``unlock()`` throws
-///   ``PostgresLockError/Code/lockLost``. TCP keepalives (libpq's `keepalives_*`, on by default
-///   here: a dead server is noticed within about 25 s) make the server release the lock of a
-///   client that vanished, and let the client notice a server that did.
+///   ``PostgresLockError/Code/lockLost``.
+/// - A holder whose host vanishes (power loss, a partition) loses the lock within about 30 s:
+///   the session sets TCP keepalives on both sides (libpq's `keepalives_*` for the client's
+///   socket, on by default here, and the same values as the server's `tcp_keepalives_*` for
+///   the server's), so the server ends the session and releases the lock, and the client
+///   notices a server that vanished.
+/// - The lock needs a server session of its own: connect directly, or through a pooler in
+///   session mode. A pooler that shares server sessions between clients (PgBouncer in
+///   transaction or statement mode) is refused with ``PostgresLockError/Code/unsupportedPooler``,
+///   when the object connects or at the latest at the first statement that lands on another
+///   client's session: never are two holders let in.
 /// - Setup: the first use creates the schema `interlock` (an unlogged sequence and two one-row
 ///   tables for the tokens), which needs the `CREATE` privilege on the database; or have an
 ///   administrator create it once with the same statements (``PostgresLock/setupSQL``) and
@@ -98,16 +119,37 @@ public final class PostgresLock: DistributedLocking {
     /// - Throws: ``PostgresLockError`` with code `invalidConnectionString`, `connectionFailed`
     ///   (with libpq's reason: the host and port tried, authentication, an unknown database),
     ///   `permissionDenied` (the schema cannot be created or used), `unsupportedServer`
-    ///   (before PostgreSQL 15).
-    public init(connectionString: String, name: String) throws(PostgresLockError) {
+    ///   (before PostgreSQL 15), `unsupportedPooler` (a pooler that shares server sessions
+    ///   between clients, such as PgBouncer in transaction or statement mode).
+    public convenience init(connectionString: String, name: String) throws(PostgresLockError) {
+        try self.init(connectionString: connectionString, name: name, key: _PostgresLockSQL.key(for: name))
+    }
+
+    /// Connects to the server for the advisory lock `key`, which another program may use too.
+    ///
+    /// Every bigint is a key, `Int64.min` and `Int64.max` included; the lock is then the one
+    /// that `pg_advisory_lock(key)` takes, so that a program that is not Swift can share it.
+    /// - Parameters:
+    ///   - connectionString: as in ``init(connectionString:name:)``.
+    ///   - name: the lock's name in errors and ``holderInfo()``; it does not choose the key.
+    ///   - key: the advisory lock's bigint key.
+    /// - Throws: what ``init(connectionString:name:)`` throws.
+    public convenience init(connectionString: String, name: String, key: Int64) throws(PostgresLockError) {
+        try self.init(connectionString: connectionString, name: name, key: key, probingPoolers: true)
+    }
+
+    /// The designated initializer; `probingPoolers: false` skips the second connection that
+    /// looks for a pooler sharing sessions (tests of the statements' own-session test).
+    init(connectionString: String, name: String, key: Int64, probingPoolers: Bool) throws(PostgresLockError) {
         self.name = name
-        self.key = _PostgresLockSQL.key(for: name)
+        self.key = key
         if let reason = _PGConnection.syntaxError(in: connectionString) {
             throw PostgresLockError(
                 code: .invalidConnectionString, lockName: name, operation: "init",
                 message: "the connection string cannot be parsed", serverMessage: reason)
         }
-        let session = _PostgresSession(connectionString: connectionString, name: name, key: key)
+        let session = _PostgresSession(
+            connectionString: connectionString, name: name, key: key, probingPoolers: probingPoolers)
         _ = try session.connection(for: "init")
         self.session = Mutex(session)
     }

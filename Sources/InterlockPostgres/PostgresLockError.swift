@@ -26,6 +26,12 @@ public struct PostgresLockError: Error, CustomStringConvertible, Sendable, Equat
         /// The server refused for lack of a privilege (SQLSTATE 42501): creating the schema
         /// `interlock`, or using its objects. See `PostgresLock`'s setup notes.
         case permissionDenied
+        /// The connection passes through a pooler that lets other clients use the lock's server
+        /// session (PgBouncer in transaction or statement mode, or a session pooler that does
+        /// not reset sessions between clients): a session-level advisory lock would then be
+        /// held for whichever client lands on that session next, and released by nobody. Connect
+        /// directly, or through a pool in session mode; ``message`` says how.
+        case unsupportedPooler
         /// The server is older than PostgreSQL 15, which introduced the unlogged sequences that
         /// the fencing tokens use.
         case unsupportedServer

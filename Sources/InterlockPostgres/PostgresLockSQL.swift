@@ -20,21 +20,25 @@
 //            never repeats while the server runs, kept by a clean shutdown, reset to 1 by
 //            crash recovery (as every unlogged relation is).
 //   epoch    the value of `interlock.fencing_current`, an UNLOGGED one-row table, reset to empty
-//            by the same recovery. A session reads it once, when it opens; when it is empty,
-//            the session takes a new epoch from `interlock.fencing_epoch` (a logged one-row
-//            table, incremented, the commit flushed before any token carries it) and stores it
-//            there: once per crash. A session cannot outlive a crash, so the epoch it read
-//            stays the server's for as long as the session lives, and an acquisition is one
-//            round trip: the advisory lock and nextval, nothing else.
+//            by the same recovery. The acquiring statement reads it beside nextval, so both come
+//            from one life of the server: a statement cannot span a crash. When it is empty, the
+//            session takes a new epoch from `interlock.fencing_epoch` (a logged one-row table,
+//            incremented, the commit flushed before any token carries it) and stores it there:
+//            once per crash. An acquisition stays one round trip (the advisory lock, nextval and
+//            the epoch in one statement). The epoch is read in the statement, never cached by
+//            the client: a client connected through a pooler can outlive the server session it
+//            read an epoch on, and a cached epoch would then give a token smaller than tokens
+//            already issued after a crash.
 //
 // Invariants: (1) the counter and the current epoch are reset together and only together (crash
 // recovery, before any session starts); (2) an epoch is durable before any token carries it, and
 // every new epoch is larger than every earlier one; (3) between two resets the counter only
-// grows; (4) a session reads its epoch after the last reset before it opened, and no reset
-// happens while it lives. A token taken after a crash has a larger epoch than every token before
+// grows; (4) the epoch and the counter of one token are read by one statement, and no reset
+// happens while a statement runs. A token taken after a crash has a larger epoch than every token before
 // it (2, 4); between crashes, the epoch is constant and the counter grows (3). Counter values
 // taken after a reset and before the new epoch is stored belong to that new epoch (1): every
-// session that takes one has read or started that epoch first (4). Acquisitions in the same
+// statement that takes one reads an empty epoch, and its session then starts or reads that
+// epoch (4). Acquisitions in the same
 // session are ordered by the session, and acquisitions of one name by different sessions are
 // ordered by the advisory lock (the holder's nextval happens after it was granted): tokens
 // follow acquisition order.
@@ -85,37 +89,64 @@ enum _PostgresLockSQL {
         COMMIT;
         """
 
-    /// The prepared statements: name, text, parameter count.
+    /// The own-session test, true only on the server session that this client claimed
+    /// (`claim`); `nonce` is the SQL of the client's nonce (a parameter or a literal). Every
+    /// statement that takes, releases or asks about the lock carries it, so that a statement
+    /// that a pooler sent to another client's session (PgBouncer in transaction or statement
+    /// mode) changes nothing and says so.
+    static func mine(_ nonce: String) -> String {
+        "current_setting('\(clientSetting)', true) IS NOT DISTINCT FROM \(nonce)"
+    }
+    /// The session-level setting that marks a server session as claimed by one client.
+    static let clientSetting = "interlock.client"
+
+    /// The prepared statements: name, text, parameter count. `$1` is the key, `$2` the nonce
+    /// (`counter` has the nonce alone, as `$1`). Every statement returns `mine` first: false
+    /// means that the pooler ran it on a session that this client does not own, and then it
+    /// did nothing.
     static let statements: [(name: String, sql: String, parameters: Int32)] = [
-        // One round trip: the lock, then (granted) the counter; NULL when not granted. CASE
-        // evaluates nextval only after the lock was granted.
+        // One round trip: the lock, then (granted) the counter, beside the epoch; NULL counter
+        // when not granted. CASE evaluates its conditions in order and a result only when it is
+        // chosen: the lock is tried only on the client's own session, nextval only once granted.
         (
             tryLock,
             """
-            SELECT CASE WHEN pg_try_advisory_lock($1::bigint) THEN nextval('interlock.fencing_counter') END
+            SELECT \(mine("$2")),
+                   CASE WHEN NOT \(mine("$2")) THEN NULL
+                        WHEN pg_try_advisory_lock($1::bigint) THEN nextval('interlock.fencing_counter') END,
+                   (SELECT epoch FROM interlock.fencing_current)
+            """, 2
+        ),
+        (
+            unlock,
+            "SELECT \(mine("$2")), CASE WHEN \(mine("$2")) THEN pg_advisory_unlock($1::bigint) END", 2
+        ),
+        (
+            counter,
+            """
+            SELECT \(mine("$1")), CASE WHEN \(mine("$1")) THEN nextval('interlock.fencing_counter') END,
+                   (SELECT epoch FROM interlock.fencing_current)
             """, 1
         ),
-        (unlock, "SELECT pg_advisory_unlock($1::bigint)", 1),
-        (counter, "SELECT nextval('interlock.fencing_counter')", 0),
         (
             check,
             """
-            SELECT count(*) FROM pg_locks
+            SELECT \(mine("$2")), count(*) FROM pg_locks
             WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objsubid = 1
               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
               AND (classid::bigint << 32 | objid::bigint) = $1::bigint
-            """, 1
+            """, 2
         ),
         (
             holder,
             """
             SELECT l.pid, host(a.client_addr), a.application_name,
-                   extract(epoch FROM a.backend_start)::float8, l.pid = pg_backend_pid()
+                   extract(epoch FROM a.backend_start)::float8, l.pid = pg_backend_pid() AND \(mine("$2"))
             FROM pg_locks AS l LEFT JOIN pg_stat_activity AS a ON a.pid = l.pid
             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
               AND (l.classid::bigint << 32 | l.objid::bigint) = $1::bigint
-            """, 1
+            """, 2
         ),
     ]
     static let tryLock = "interlock_try_lock"
@@ -124,16 +155,57 @@ enum _PostgresLockSQL {
     static let check = "interlock_check_held"
     static let holder = "interlock_holder"
 
+    /// Claims the server session for this client and sets what the server needs to release the
+    /// lock of a client that vanished; run once when the session opens, with `PQexecParams`
+    /// (one round trip). Parameters: `$1` the client's nonce; `$2`-`$5` the server side's
+    /// `tcp_keepalives_idle`, `_interval`, `_count` and `tcp_user_timeout` (ms), mirrored from
+    /// the client's libpq settings. libpq's keepalives act on the client's socket only, and the
+    /// backend keeps a session-level lock until its own socket fails (the kernel's default:
+    /// over two hours). `client_connection_check_interval` makes a backend that waits in
+    /// `pg_advisory_lock` for a vanished client leave the queue within seconds of its socket
+    /// failing, instead of being granted the lock for nobody.
+    ///
+    /// Returns the setting's earlier value (NULL, or empty after a `RESET`/`DISCARD ALL`, on a
+    /// session that no client holds) and the backend's pid. The subquery (OFFSET 0: evaluated
+    /// first, on its own) reads the earlier value before the outer list sets it; CASE sets it
+    /// only on a session that no other client claimed.
+    static let claim = """
+        SELECT p.prior, pg_backend_pid(),
+               CASE WHEN coalesce(p.prior, '') = '' THEN set_config('\(clientSetting)', $1, false) END,
+               set_config('tcp_keepalives_idle', $2, false),
+               set_config('tcp_keepalives_interval', $3, false),
+               set_config('tcp_keepalives_count', $4, false),
+               set_config('tcp_user_timeout', $5, false),
+               set_config('client_connection_check_interval', '\(connectionCheckMilliseconds)', false)
+        FROM (SELECT current_setting('\(clientSetting)', true) AS prior OFFSET 0) AS p
+        """
+    /// How often a backend that runs a statement (a waiting `pg_advisory_lock`) checks that its
+    /// client is still connected, in ms.
+    static let connectionCheckMilliseconds = 5000
+
+    /// A second client's look at the setting, when the first client's session seems to pass
+    /// through a pooler (libpq's backend pid, from the startup's key data, differs from the
+    /// backend's own): a pooler in transaction or statement mode hands the server session that
+    /// the first client just used to the next client (PgBouncer reuses its idle server
+    /// connections last-in first-out), which then sees the first client's nonce.
+    static let probe = "SELECT current_setting('\(clientSetting)', true)"
+
     /// The waiting acquisition, as one simple query (one round trip): the server queues the
     /// session on the lock until it is granted or `lock_timeout` passes (SQLSTATE 55P03).
     /// `lock_timeout` stays set on the session afterwards: nothing else the session runs waits
-    /// for a lock but `newEpoch`, which sets its own.
-    /// OFFSET 0 keeps the lock's subquery a separate step, evaluated before the outer target
-    /// list: nextval runs after the lock was granted.
-    static func waitingLock(key: Int64, timeoutMilliseconds: Int64) -> String {
+    /// for a lock but `newEpoch`, which sets its own. Returns `mine`, the counter and the epoch,
+    /// as `tryLock` does; the scalar subquery that waits is evaluated only when CASE reaches it
+    /// (an InitPlan runs when first needed), so a statement on another client's session waits
+    /// for nothing, and nextval runs on the row that the lock's function scan produced, after
+    /// the grant. The key is a quoted literal: unquoted, `-9223372036854775808::bigint` parses
+    /// as the negation of a cast of 9223372036854775808 to bigint, which overflows.
+    static func waitingLock(key: Int64, nonce: String, timeoutMilliseconds: Int64) -> String {
         """
         SET lock_timeout = \(timeoutMilliseconds);
-        SELECT nextval('interlock.fencing_counter') FROM (SELECT pg_advisory_lock(\(key)::bigint) OFFSET 0) AS l
+        SELECT \(mine("'\(nonce)'")),
+               CASE WHEN \(mine("'\(nonce)'"))
+                    THEN (SELECT nextval('interlock.fencing_counter') FROM pg_advisory_lock('\(key)'::bigint)) END,
+               (SELECT epoch FROM interlock.fencing_current)
         """
     }
 

@@ -8,9 +8,9 @@ final class _PostgresSession {
     let key: Int64
     /// The open session, if any (nil after a loss or a failed open).
     private var open: _PGConnection?
-    /// The fencing-token epoch, read when the session opened: it changes only when crash
-    /// recovery empties `interlock.fencing_current`, and no session outlives a crash.
-    private var epoch: Int64 = 0
+    /// This client's mark on the open session's server side (`interlock.client`): random, new
+    /// for every session, carried by every statement of the lock (PostgresLockSQL.swift).
+    private var nonce = ""
     /// Whether this object holds the lock (from a granted acquisition until unlock).
     private(set) var held = false
     /// Whether the session died while holding the lock (found by checkHeld, or by a call).
@@ -18,10 +18,14 @@ final class _PostgresSession {
     /// Held and not known lost: the token is current.
     var heldAndAlive: Bool { held && !lost }
 
-    init(connectionString: String, name: String, key: Int64) {
+    /// Whether a session that seems to pass through a pooler is probed with a second connection.
+    let probingPoolers: Bool
+
+    init(connectionString: String, name: String, key: Int64, probingPoolers: Bool) {
         self.connectionString = connectionString
         self.name = name
         self.key = key
+        self.probingPoolers = probingPoolers
     }
 
     // MARK: - The session
@@ -46,19 +50,81 @@ final class _PostgresSession {
                     "the server runs PostgreSQL \(connection.serverVersion / 10000); PostgresLock needs 15 or later (unlogged sequences)"
             )
         }
+        try claim(connection, for: operation)
         try prepare(connection, for: operation)
-        epoch = try currentEpoch(connection, for: operation)
         open = connection
         return connection
     }
 
-    /// The epoch of the tokens, starting a new one when the server has none (after a crash,
-    /// or at first use): a durable increment, flushed before any token carries it.
-    private func currentEpoch(_ connection: _PGConnection, for operation: String) throws(PostgresLockError) -> Int64 {
+    /// Claims the server session for this client (`interlock.client`) and sets the server
+    /// side's keepalives; refuses a session that another client claimed, and (when a pooler
+    /// seems to be in between) a pooler that hands this client's session to the next client.
+    private func claim(_ connection: _PGConnection, for operation: String) throws(PostgresLockError) {
+        let nonce = Self.makeNonce()
+        // The server's keepalives mirror libpq's for the client's socket (the lock's defaults,
+        // or the connection string's); "0" is the kernel's default, as keepalives=0 asks.
+        let keepalives = connection.option("keepalives") != "0"
+        let server = ["keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout"].map {
+            keepalives || $0 == "tcp_user_timeout"
+                ? connection.option($0).flatMap { Int($0) }.map(String.init) ?? "0" : "0"
+        }
+        let row: [String?]
         do {
-            if let stored = try connection.run(_PostgresLockSQL.currentEpoch).first?[0].flatMap({ Int64($0) }) {
-                return stored
+            row = try connection.run(_PostgresLockSQL.claim, parameters: [nonce] + server).first ?? []
+        } catch {
+            throw PostgresLockError(
+                error, lockName: name, operation: operation, doing: "cannot set up the lock's session",
+                lost: .connectionFailed)
+        }
+        if let prior = row.first ?? nil, !prior.isEmpty {
+            throw pooler(
+                operation,
+                "the server session it was given already belongs to another client (its interlock.client is set)")
+        }
+        let backend = row.count > 1 ? row[1].flatMap { Int32($0) } : nil
+        if probingPoolers, backend != connection.reportedBackendProcessID {
+            // A pooler or proxy is in between (PgBouncer reports a random backend pid). A
+            // second client's first statement lands on the session this one just used when the
+            // pooler shares sessions; a failed probe proves nothing either way, and the
+            // statements' own-session test still guards every operation.
+            if let probe = try? _PGConnection(connectionString: connectionString) {
+                let seen = try? probe.run(_PostgresLockSQL.probe).first?[0]
+                probe.close()
+                if seen == nonce {
+                    throw pooler(operation, "a second connection was given the same server session")
+                }
             }
+        }
+        self.nonce = nonce
+    }
+
+    /// A random nonce: 128 bits from the system's generator, in hex.
+    private static func makeNonce() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return [generator.next(), generator.next()].map { (word: UInt64) in
+            let digits = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }.joined()
+    }
+
+    /// The refusal of a pooler that shares server sessions, with `evidence` and the way out.
+    private func pooler(_ operation: String, _ evidence: String) -> PostgresLockError {
+        PostgresLockError(
+            code: .unsupportedPooler, lockName: name, operation: operation,
+            message:
+                "the connection passes through a pooler that shares server sessions between clients (PgBouncer in transaction or statement mode, or a session pool that does not reset sessions): \(evidence). A session-level advisory lock would stay with whichever client uses that session next. Connect to the server directly, or through a pool in session mode (PgBouncer: pool_mode = session, for instance on a [databases] entry of its own for the locks)"
+        )
+    }
+
+    /// Whether `failure` says that a prepared statement of this session is missing: the
+    /// statement reached a server session that this client did not prepare (a pooler).
+    private static func missingStatement(_ failure: _PGFailure) -> Bool { failure.sqlState == "26000" }
+
+    /// The epoch of the tokens, starting a new one when the server has none (after a crash,
+    /// or at first use): a durable increment, flushed before any token carries it. Called only
+    /// when an acquiring statement read no epoch.
+    private func startEpoch(_ connection: _PGConnection, for operation: String) throws(PostgresLockError) -> Int64 {
+        do {
             _ = try connection.run(_PostgresLockSQL.newEpoch)
             if let started = try connection.run(_PostgresLockSQL.currentEpoch).first?[0].flatMap({ Int64($0) }) {
                 return started
@@ -113,9 +179,8 @@ final class _PostgresSession {
         precondition(!held, "PostgresLock: internal error, acquiring while held")
         if let token = try attempt(
             operation: operation, retryOnLostSession: true,
-            { connection throws(_PGFailure) in
-                // NULL: not granted; else the counter.
-                try connection.run(prepared: _PostgresLockSQL.tryLock, [String(key)])[0][0]
+            { connection, nonce throws(_PGFailure) in
+                try connection.run(prepared: _PostgresLockSQL.tryLock, [String(key), nonce]).first ?? []
             })
         {
             return token
@@ -132,53 +197,77 @@ final class _PostgresSession {
                 seconds >= Int64(Int32.max) / 1000
                 ? Int64(Int32.max)
                 : seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-            let sql = _PostgresLockSQL.waitingLock(key: key, timeoutMilliseconds: max(1, milliseconds))
             let token = try attempt(
                 operation: operation, retryOnLostSession: false,
-                { connection throws(_PGFailure) in
+                { [key] connection, nonce throws(_PGFailure) in
+                    let sql = _PostgresLockSQL.waitingLock(
+                        key: key, nonce: nonce, timeoutMilliseconds: max(1, milliseconds))
                     do throws(_PGFailure) {
-                        return try connection.run(sql)[0][0]
+                        return try connection.run(sql).first ?? []
                     } catch  where error.sqlState == "55P03" {
                         // lock_not_available: lock_timeout passed. The server may have granted
                         // the lock just as the timeout fired: the statement fails, but the
                         // session keeps a session-level lock (the stress workload saw it; a
                         // C client, 506 of 2,467 timeouts). Ask, and if it holds the lock,
                         // the acquisition succeeded: take its counter.
-                        let held = try connection.run(prepared: _PostgresLockSQL.check, [String(key)])[0][0]
-                        guard held == "1" else { return nil }
-                        return try connection.run(prepared: _PostgresLockSQL.counter, [])[0][0]
+                        let check = try connection.run(prepared: _PostgresLockSQL.check, [String(key), nonce])
+                        guard let row = check.first, row.first == "t", row.count > 1, row[1] == "1" else {
+                            // Not granted (or not this client's session: mine is passed on).
+                            return [check.first?.first ?? "t", nil, nil]
+                        }
+                        return try connection.run(prepared: _PostgresLockSQL.counter, [nonce]).first ?? []
                     }
                 })
             if let token { return token }
         }
     }
 
-    /// One acquisition statement on the session, which returns the counter when the lock was
-    /// granted (nil when not); a granted lock gets its token. Any failure after the grant
-    /// closes the session, which releases the lock (invariant 3).
+    /// One acquisition statement on the session, which returns the row `mine, counter, epoch`
+    /// (counter NULL when the lock was not granted); a granted lock gets its token. Any
+    /// failure after the grant closes the session, which releases the lock (invariant 3).
     private func attempt(
         operation: String, retryOnLostSession: Bool,
-        _ statement: (_PGConnection) throws(_PGFailure) -> String?
+        _ statement: (_PGConnection, String) throws(_PGFailure) -> [String?]
     ) throws(PostgresLockError) -> Int64? {
         var retry = retryOnLostSession
         while true {
             let connection = try self.connection(for: operation)
-            let granted: String?
+            let row: [String?]
             do {
-                granted = try statement(connection)
+                row = try statement(connection, nonce)
             } catch {
                 // The statement may have failed after the grant (session-level advisory locks
                 // outlive an aborted statement): close the session, which releases whatever it
                 // holds (invariant 3). A lost session held nothing: reopen once (the server
                 // restarted since the last call) when asked to.
                 close()
+                if Self.missingStatement(error) {
+                    throw pooler(operation, "a prepared statement of the session was missing: \(error.message)")
+                }
                 if error.sessionLost && retry {
                     retry = false
                     continue
                 }
                 throw PostgresLockError(error, lockName: name, operation: operation, doing: "cannot take the lock")
             }
-            guard let granted else { return nil }
+            guard row.first == "t", row.count == 3 else {
+                close()
+                throw pooler(operation, "the statement ran on a server session that this client does not own")
+            }
+            guard let granted = row[1] else { return nil }
+            let epoch: Int64
+            if let read = row[2].flatMap({ Int64($0) }) {
+                epoch = read
+            } else {
+                // No epoch: the first acquisition since a crash (or ever). The lock is held:
+                // any failure here closes the session, which releases it.
+                do {
+                    epoch = try startEpoch(connection, for: operation)
+                } catch {
+                    close()
+                    throw error
+                }
+            }
             guard let counter = Int64(granted), let token = _PostgresLockSQL.token(epoch: epoch, counter: counter)
             else {
                 close()
@@ -204,20 +293,32 @@ final class _PostgresSession {
             close()
             return false
         }
+        let row: [String?]
         do {
-            let count = try open.run(prepared: _PostgresLockSQL.check, [String(key)])[0][0]
-            if count == "1" { return true }
-            lost = true  // the session lives but no longer holds it: treat it as lost
-            close()
-            return false
+            row = try open.run(prepared: _PostgresLockSQL.check, [String(key), nonce]).first ?? []
         } catch {
             if error.sessionLost {
                 lost = true
                 close()
                 return false
             }
+            if Self.missingStatement(error) {
+                lost = true
+                close()
+                throw pooler("checkHeld", "a prepared statement of the session was missing: \(error.message)")
+            }
             throw PostgresLockError(error, lockName: name, operation: "checkHeld", doing: "cannot ask the server")
         }
+        guard row.first == "t" else {
+            // Another client's session answered: where the lock is, this client cannot tell.
+            lost = true
+            close()
+            throw pooler("checkHeld", "the statement ran on a server session that this client does not own")
+        }
+        if row.count > 1, row[1] == "1" { return true }
+        lost = true  // the session lives but no longer holds it: treat it as lost
+        close()
+        return false
     }
 
     /// Releases the lock; afterwards it is not held, whatever happens.
@@ -238,9 +339,9 @@ final class _PostgresSession {
             close()
             throw lostError
         }
-        let released: Bool
+        let row: [String?]
         do {
-            released = try open.run(prepared: _PostgresLockSQL.unlock, [String(key)])[0][0] == "t"
+            row = try open.run(prepared: _PostgresLockSQL.unlock, [String(key), nonce]).first ?? []
         } catch {
             close()
             if error.sessionLost {
@@ -248,11 +349,18 @@ final class _PostgresSession {
                     code: .lockLost, lockName: name, operation: "unlock", message: lostError.message,
                     sqlState: error.sqlState, serverMessage: error.message)
             }
+            if Self.missingStatement(error) {
+                throw pooler("unlock", "a prepared statement of the session was missing: \(error.message)")
+            }
             throw PostgresLockError(
                 error, lockName: name, operation: "unlock",
                 doing: "the server refused the unlock; the session was closed, which released the lock")
         }
-        if released { return }
+        guard row.first == "t" else {
+            close()
+            throw pooler("unlock", "the statement ran on a server session that this client does not own")
+        }
+        if row.count > 1, row[1] == "t" { return }
         // The session lives but did not hold the lock: treat it as lost, and start afresh.
         close()
         throw lostError
@@ -270,7 +378,7 @@ final class _PostgresSession {
         for retry in [true, false] {
             let connection = try self.connection(for: "holderInfo")
             do {
-                rows = try connection.run(prepared: _PostgresLockSQL.holder, [String(key)])
+                rows = try connection.run(prepared: _PostgresLockSQL.holder, [String(key), nonce])
                 break
             } catch {
                 if error.sessionLost {

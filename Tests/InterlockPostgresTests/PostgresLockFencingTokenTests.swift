@@ -108,4 +108,30 @@ struct PostgresLockFencingTokenTests {
         try lock.unlock()
         #expect(try PGTest.holderPID(server, key: lock.key) == nil)
     }
+
+    /// Regression (issue 29): the waiting acquisition put the key in its SQL unquoted, and
+    /// `-9223372036854775808::bigint` is the negation of a cast that overflows.
+    @Test(
+        "every bigint is a key, Int64.min and Int64.max included, in tryLock and in the waiting lock(before:)",
+        arguments: [Int64.min, Int64.min + 1, -1, 0, 1, Int64.max])
+    func everyBigintIsAKey(key: Int64) throws {
+        let holder = try PostgresLock(connectionString: server.connectionString, name: "key \(key)", key: key)
+        let waiter = try PostgresLock(connectionString: server.tcpConnectionString, name: "key \(key)", key: key)
+        #expect(holder.key == key)
+        #expect(try holder.tryLock())
+        #expect(try PGTest.holderPID(server, key: key) != nil)
+        #expect(try holder.checkHeld())
+        #expect(try holder.holderInfo()?.isThisObject == true)
+        // The waiter queues in the server (the statement with the key in its text), and is
+        // granted the lock when the holder lets go.
+        let waiting = PGThread { try waiter.lock(before: .now + .seconds(30)) }
+        #expect(try PGTest.eventually { try PGTest.someoneWaits(server, key: key) })
+        let first = try #require(holder.fencingToken)
+        try holder.unlock()
+        #expect(try waiting.join().get())
+        #expect(try #require(waiter.fencingToken) > first)
+        #expect(try PGTest.holderPID(server, key: key) != nil)
+        try waiter.unlock()
+        #expect(try PGTest.holderPID(server, key: key) == nil)
+    }
 }

@@ -245,8 +245,9 @@ enum PGHelper {
         var description: String { exitCode.map { "exit \($0)" } ?? "signal \(signal ?? -1)" }
     }
 
-    /// Starts the helper with `arguments`, its stdin and stdout pipes to us, its stderr ours.
-    static func spawn(_ arguments: [String]) throws -> Child {
+    /// Starts the helper with `arguments` (run by `launcher`, such as `ip netns exec NS`, when
+    /// given), its stdin and stdout pipes to us, its stderr ours.
+    static func spawn(_ arguments: [String], launcher: [String] = []) throws -> Child {
         try #require(access(path, X_OK) == 0, "helper not found at \(path); build with `swift build --build-tests`")
         var stdinPipe: [Int32] = [0, 0]
         var stdoutPipe: [Int32] = [0, 0]
@@ -259,10 +260,11 @@ enum PGHelper {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let command = launcher + [path] + arguments
+        let argv = command.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid = pid_t()
-        let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        let rc = posix_spawnp(&pid, command[0], &actions, nil, argv, environ)
         close(stdinPipe[0])
         close(stdoutPipe[1])
         if rc != 0 {

@@ -4,6 +4,7 @@
 // this process holds open).
 
 import Foundation
+import Synchronization
 import Testing
 
 @testable import InterlockPostgres
@@ -34,40 +35,7 @@ final class PostgresServer: Sendable {
 
     /// Starts a server of its own (about 1-2 s: initdb and start).
     init() throws {
-        var control: [Int32] = [0, 0]
-        var output: [Int32] = [0, 0]
-        // Close-on-exec from the start (pipe2, not pipe + fcntl, which leaves a window for a
-        // child spawned meanwhile by another test): no other child may inherit the keep-alive
-        // end (the server would then outlive this process, and stop() would wait forever) or
-        // the output's write end.
-        try #require(closeOnExecPipe(&control) && closeOnExecPipe(&output), "pipe2 failed")
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, control[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        let script = Self.root + "/scripts/postgres-throwaway.sh"
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/bash"), strdup(script), strdup("serve"), nil]
-        defer { for arg in argv { free(arg) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
-        try #require(rc == 0, "posix_spawn \(script) failed: \(String(cString: strerror(rc)))")
-        close(control[0])
-        close(output[1])
-        // The script's one line: the connection string (or nothing, when it failed: its
-        // reasons went to stderr, which the test log shows).
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(output[0], &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
-        close(output[0])
-        let text = String(decoding: line, as: UTF8.self)
-        guard text.hasPrefix("host=") else {
-            close(control[1])
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-            throw PostgresServerError(
-                message: "scripts/postgres-throwaway.sh serve did not start a server (see its messages above)")
-        }
+        let (text, keepAlive, pid) = try startServing(script: "postgres-throwaway.sh", ["serve"])
         connectionString = text
         let fields = Dictionary(
             uniqueKeysWithValues: text.split(separator: " ").map {
@@ -76,7 +44,7 @@ final class PostgresServer: Sendable {
             })
         directory = fields["host"]!
         port = Int(fields["port"]!)!
-        keepAlive = control[1]
+        self.keepAlive = keepAlive
         self.pid = pid
     }
 
@@ -108,6 +76,23 @@ final class PostgresServer: Sendable {
         try #require(status == 0, "postgres-throwaway.sh ctl \(mode) failed (wait status \(status))")
     }
 
+    /// Makes the server listen on `address` too, trusting the client `client` (a restart).
+    func listen(on address: String, allowing client: String) throws {
+        let data = directory + "/data"
+        try appendLine("listen_addresses = '127.0.0.1,\(address)'", to: data + "/postgresql.conf")
+        try appendLine("host all all \(client)/32 trust", to: data + "/pg_hba.conf")
+        try control("stop")
+        try control("start")
+    }
+
+    private func appendLine(_ line: String, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        try #require(fd >= 0, "open \(path): errno \(errno)")
+        defer { close(fd) }
+        let bytes = Array((line + "\n").utf8)
+        try #require(write(fd, bytes, bytes.count) == bytes.count, "write \(path): errno \(errno)")
+    }
+
     /// Runs `sql` as the superuser on a session of its own. - Returns: the rows, as text.
     @discardableResult
     func execute(_ sql: String, database: String = "postgres") throws -> [[String?]] {
@@ -116,6 +101,79 @@ final class PostgresServer: Sendable {
                 of: "dbname=postgres", with: "dbname=\(database)"))
         defer { connection.close() }
         return try connection.run(sql)
+    }
+}
+
+/// Runs `scripts/SCRIPT ARGUMENTS...` (a `serve` that prints one line `host=...`, then serves
+/// until its standard input ends) with its stdin a pipe that only this process holds.
+/// - Returns: the line, our end of the pipe (closing it stops the server), the script's pid.
+func startServing(script name: String, _ arguments: [String]) throws -> (line: String, keepAlive: Int32, pid: pid_t) {
+    var control: [Int32] = [0, 0]
+    var output: [Int32] = [0, 0]
+    // Close-on-exec from the start (pipe2, not pipe + fcntl, which leaves a window for a
+    // child spawned meanwhile by another test): no other child may inherit the keep-alive
+    // end (the server would then outlive this process, and stop() would wait forever) or
+    // the output's write end.
+    try #require(closeOnExecPipe(&control) && closeOnExecPipe(&output), "pipe2 failed")
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, control[0], 0)
+    posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+    let script = PostgresServer.root + "/scripts/" + name
+    let argv: [UnsafeMutablePointer<CChar>?] = (["/bin/bash", script] + arguments).map { strdup($0) } + [nil]
+    defer { for arg in argv { free(arg) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
+    try #require(rc == 0, "posix_spawn \(script) failed: \(String(cString: strerror(rc)))")
+    close(control[0])
+    close(output[1])
+    // The script's one line: the connection string (or nothing, when it failed: its
+    // reasons went to stderr, which the test log shows).
+    var line: [UInt8] = []
+    var byte: UInt8 = 0
+    while read(output[0], &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+    close(output[0])
+    let text = String(decoding: line, as: UTF8.self)
+    guard text.hasPrefix("host=") else {
+        close(control[1])
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        throw PostgresServerError(
+            message: "scripts/\(name) \(arguments.joined(separator: " ")) did not start (see its messages above)")
+    }
+    return (text, control[1], pid)
+}
+
+/// A throwaway PgBouncer in front of a server's TCP port (scripts/pgbouncer-throwaway.sh), in
+/// pool mode `session`, `transaction` or `statement`; stopped by `stop()` or when this process
+/// exits.
+final class PgBouncerServer: Sendable {
+    /// `host=127.0.0.1 port=PORT user=postgres dbname=postgres`: PgBouncer's own port.
+    let connectionString: String
+    private let keepAlive: Int32
+    private let pid: pid_t
+    private let stopped = Mutex(false)
+
+    init(proxying server: PostgresServer, mode: String, poolSize: Int = 4) throws {
+        let started = try startServing(
+            script: "pgbouncer-throwaway.sh", ["serve", String(server.port), mode, String(poolSize)])
+        connectionString = started.line
+        keepAlive = started.keepAlive
+        pid = started.pid
+    }
+
+    /// Stops PgBouncer and removes its directory; waits for the script to finish. Once: later
+    /// calls do nothing.
+    func stop() {
+        guard
+            stopped.withLock({ done in
+                defer { done = true }; return !done
+            })
+        else { return }
+        close(keepAlive)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
     }
 }
 
