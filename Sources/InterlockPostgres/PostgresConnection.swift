@@ -98,10 +98,29 @@ final class _PGConnection {
         // Advisory-lock functions warn through notices (pg_advisory_unlock of a lock not held);
         // libpq would print them on stderr. The results say everything the lock needs.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        // Sends never block (the async forms wait for the socket in the reactor instead); PQexec
+        // and its kin ignore the mode and block, as the blocking forms want.
+        if PQsetnonblocking(connection, 1) != 0 {
+            let reason = Self.oneLine(String(cString: PQerrorMessage(connection)))
+            PQfinish(connection)
+            throw _PGFailure(
+                sqlState: nil, message: "cannot make the connection non-blocking: \(reason)", sessionLost: true)
+        }
         handle = connection
     }
 
     deinit { close() }
+
+    /// The socket, for the reactor; -1 when closed.
+    var socket: Int32 { handle.map { PQsocket($0) } ?? -1 }
+
+    /// Reads whatever arrived on an idle session (a notice, the server's last words before it
+    /// ended the session, the end of the stream), without blocking. - Returns: whether the
+    /// session is still usable.
+    func consumeIdleInput() -> Bool {
+        guard let handle else { return false }
+        return PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
+    }
 
     /// Ends the session (the server releases its session-level locks).
     func close() {
@@ -167,7 +186,7 @@ final class _PGConnection {
 
     // MARK: - Results and failures
 
-    private func usableHandle() throws(_PGFailure) -> OpaquePointer {
+    func usableHandle() throws(_PGFailure) -> OpaquePointer {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             throw _PGFailure(sqlState: nil, message: "the connection to the server was lost", sessionLost: true)
         }
@@ -179,6 +198,11 @@ final class _PGConnection {
         let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
         if let result, status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK { return result }
         defer { PQclear(result) }
+        throw failure(from: result)
+    }
+
+    /// What a failed `result` (nil: no result at all) says went wrong; does not free it.
+    func failure(from result: OpaquePointer?) -> _PGFailure {
         let field = { (code: Character) -> String? in
             guard let result, let text = PQresultErrorField(result, Int32(code.asciiValue!)) else { return nil }
             return String(cString: text)
@@ -195,10 +219,17 @@ final class _PGConnection {
         let lost =
             brokenConnection || sqlState == nil || sqlState?.hasPrefix("08") == true
             || ["57P01", "57P02", "57P03"].contains(sqlState ?? "")
-        throw _PGFailure(sqlState: sqlState, message: message, sessionLost: lost)
+        return _PGFailure(sqlState: sqlState, message: message, sessionLost: lost)
     }
 
-    private func rows(_ result: OpaquePointer) -> [[String?]] {
+    /// The failure of a call that libpq refused before any result (a send, PQconsumeInput).
+    func connectionFailure() -> _PGFailure {
+        let message = handle.map { Self.oneLine(String(cString: PQerrorMessage($0))) } ?? "no connection"
+        return _PGFailure(
+            sqlState: nil, message: message.isEmpty ? "the connection failed" : message, sessionLost: true)
+    }
+
+    func rows(_ result: OpaquePointer) -> [[String?]] {
         defer { PQclear(result) }
         let columns = PQnfields(result)
         return (0..<PQntuples(result)).map { row in

@@ -2,7 +2,9 @@
 // session-level advisory lock held on a connection that the lock object owns, with fencing
 // tokens (PostgresLockSQL.swift) and lock-loss detection.
 //
-// The object's state (under `session`, a Mutex; every call runs one at a time):
+// The object's state (its session, touched only by the holder of `gate`, a binary Semaphore:
+// every call runs one at a time, and an async call waits for its turn without blocking a thread;
+// the idle watcher takes the gate with tryWait, PostgresLock+Async.swift):
 //
 //   connection  held   lost   meaning                                   next
 //   nil         no     no     not connected (after a loss, or a        tryLock/lock/holderInfo
@@ -98,9 +100,15 @@ public final class PostgresLock: DistributedLocking {
     /// The advisory-lock key that `name` maps to (see the type's notes).
     public let key: Int64
 
-    private let session: Mutex<_PostgresSession>
+    /// Who may use the session now: one call at a time, blocking or async (the holder of the
+    /// single unit), or the idle watcher.
+    let gate = Semaphore(value: 1)
+    /// The session, touched only by the gate's holder.
+    let box: _PGSessionBox
+    /// Tasks waiting in `waitUntilLost()`.
+    let lossWaiters = _PGLossWaiters()
     /// The current acquisition's token; 0 when not held (or known lost). Tokens are positive.
-    private let token = Atomic<Int64>(0)
+    let token = Atomic<Int64>(0)
 
     /// The statements that create the schema `interlock`, for an administrator who creates it
     /// once instead of giving clients the `CREATE` privilege.
@@ -151,7 +159,7 @@ public final class PostgresLock: DistributedLocking {
         let session = _PostgresSession(
             connectionString: connectionString, name: name, key: key, probingPoolers: probingPoolers)
         _ = try session.connection(for: "init")
-        self.session = Mutex(session)
+        self.box = _PGSessionBox(session)
     }
 
     // MARK: - Taking the lock
@@ -167,7 +175,7 @@ public final class PostgresLock: DistributedLocking {
     ///   session that broke since the last call is reopened once, silently, when the lock is
     ///   not held), `permissionDenied`, `serverError`, `tokensExhausted`.
     public func tryLock() throws(PostgresLockError) -> Bool {
-        try session.withLock { session throws(PostgresLockError) -> Bool in
+        try exclusively { session throws(PostgresLockError) -> Bool in
             guard !session.held else { return false }
             guard let acquired = try session.acquire(operation: "tryLock", waitingUntil: nil) else { return false }
             // Release: pairs with fencingToken's acquire load.
@@ -190,7 +198,7 @@ public final class PostgresLock: DistributedLocking {
     public func lock(
         before deadline: ContinuousClock.Instant, pollInterval: Duration = .milliseconds(10)
     ) throws(PostgresLockError) -> Bool {
-        try session.withLock { session throws(PostgresLockError) -> Bool in
+        try exclusively { session throws(PostgresLockError) -> Bool in
             guard !session.held else { return false }
             guard let acquired = try session.acquire(operation: "lock(before:)", waitingUntil: deadline) else {
                 return false
@@ -226,12 +234,7 @@ public final class PostgresLock: DistributedLocking {
     ///   will throw ``PostgresLockError/Code/lockLost``.
     /// - Throws: ``PostgresLockError`` when the server answered with an error.
     public func checkHeld() throws(PostgresLockError) -> Bool {
-        try session.withLock { session throws(PostgresLockError) -> Bool in
-            let held = try session.checkHeld()
-            // Relaxed: the token is only cleared here; nothing is published with the zero.
-            if !held { token.store(0, ordering: .relaxed) }
-            return held
-        }
+        try exclusively { session throws(PostgresLockError) -> Bool in try session.checkHeld() }
     }
 
     /// Releases the lock held by this object: one round trip.
@@ -242,8 +245,8 @@ public final class PostgresLock: DistributedLocking {
     ///   and someone else may hold it now); `serverError` when the server refused the unlock
     ///   (the session is then closed, which releases the lock).
     public func unlock() throws(PostgresLockError) {
-        try session.withLock { session throws(PostgresLockError) in
-            // Relaxed: as in checkHeld().
+        try exclusively { session throws(PostgresLockError) in
+            // Relaxed: the token is only cleared; nothing is published with the zero.
             token.store(0, ordering: .relaxed)
             try session.release()
         }
@@ -254,13 +257,7 @@ public final class PostgresLock: DistributedLocking {
     /// Reads `pg_locks` joined with `pg_stat_activity`: one round trip.
     /// - Throws: ``PostgresLockError`` when no session can be opened or the server refused.
     public func holderInfo() throws(PostgresLockError) -> Holder? {
-        try session.withLock { session throws(PostgresLockError) -> Holder? in
-            defer {
-                // Relaxed: as in checkHeld(); holder() may have found the session dead.
-                if !session.heldAndAlive { token.store(0, ordering: .relaxed) }
-            }
-            return try session.holder()
-        }
+        try exclusively { session throws(PostgresLockError) -> Holder? in try session.holder() }
     }
 }
 

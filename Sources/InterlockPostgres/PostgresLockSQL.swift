@@ -209,16 +209,13 @@ enum _PostgresLockSQL {
         """
     }
 
-    /// The current epoch; no row after a crash (or before first use).
-    static let currentEpoch = "SELECT epoch FROM interlock.fencing_current"
-
     /// A new epoch, when `fencing_current` is empty (after a crash, or at first use); the
     /// commit is flushed before the result is returned. Two sessions racing here may both
     /// increment `fencing_epoch`; one insert wins and both read its epoch (epochs only need to
     /// grow, not to be consecutive).
     /// `synchronous_commit` is forced on for it: a server, database or role that turned it off
-    /// would let a crash lose the increment, and tokens go backwards. The caller then reads the
-    /// epoch with `currentEpoch`.
+    /// would let a crash lose the increment, and tokens go backwards. The last statement reads
+    /// the epoch, after the commit.
     static let newEpoch = """
         BEGIN;
         SET LOCAL synchronous_commit = on;
@@ -227,6 +224,7 @@ enum _PostgresLockSQL {
             UPDATE interlock.fencing_epoch SET epoch = epoch + 1
             WHERE NOT EXISTS (SELECT 1 FROM interlock.fencing_current) RETURNING epoch)
         INSERT INTO interlock.fencing_current (epoch) SELECT epoch FROM bumped ON CONFLICT DO NOTHING;
-        COMMIT
+        COMMIT;
+        SELECT epoch FROM interlock.fencing_current
         """
 }

@@ -7,16 +7,29 @@ final class _PostgresSession {
     let name: String
     let key: Int64
     /// The open session, if any (nil after a loss or a failed open).
-    private var open: _PGConnection?
+    private(set) var open: _PGConnection?
     /// This client's mark on the open session's server side (`interlock.client`): random, new
     /// for every session, carried by every statement of the lock (PostgresLockSQL.swift).
-    private var nonce = ""
+    private(set) var nonce = ""
     /// Whether this object holds the lock (from a granted acquisition until unlock).
     private(set) var held = false
     /// Whether the session died while holding the lock (found by checkHeld, or by a call).
     private var lost = false
     /// Held and not known lost: the token is current.
     var heldAndAlive: Bool { held && !lost }
+    /// Whether the idle watcher is registered with the reactor, and on which socket
+    /// (PostgresSession+Async.swift).
+    var watching = false
+    var watchedSocket: Int32 = -1
+
+    /// Closes the session: the reactor must not keep a registration for a socket that closes.
+    deinit { close() }
+
+    /// Records that the session that held the lock died, and closes it.
+    func markLost() {
+        lost = true
+        close()
+    }
 
     /// Whether a session that seems to pass through a pooler is probed with a second connection.
     let probingPoolers: Bool
@@ -108,7 +121,7 @@ final class _PostgresSession {
     }
 
     /// The refusal of a pooler that shares server sessions, with `evidence` and the way out.
-    private func pooler(_ operation: String, _ evidence: String) -> PostgresLockError {
+    func pooler(_ operation: String, _ evidence: String) -> PostgresLockError {
         PostgresLockError(
             code: .unsupportedPooler, lockName: name, operation: operation,
             message:
@@ -118,25 +131,30 @@ final class _PostgresSession {
 
     /// Whether `failure` says that a prepared statement of this session is missing: the
     /// statement reached a server session that this client did not prepare (a pooler).
-    private static func missingStatement(_ failure: _PGFailure) -> Bool { failure.sqlState == "26000" }
+    static func missingStatement(_ failure: _PGFailure) -> Bool { failure.sqlState == "26000" }
 
     /// The epoch of the tokens, starting a new one when the server has none (after a crash,
     /// or at first use): a durable increment, flushed before any token carries it. Called only
-    /// when an acquiring statement read no epoch.
-    private func startEpoch(_ connection: _PGConnection, for operation: String) throws(PostgresLockError) -> Int64 {
-        do {
-            _ = try connection.run(_PostgresLockSQL.newEpoch)
-            if let started = try connection.run(_PostgresLockSQL.currentEpoch).first?[0].flatMap({ Int64($0) }) {
-                return started
-            }
-        } catch {
+    /// when an acquiring statement read no epoch. One round trip (`newEpoch` ends by reading it).
+    func startEpoch(_ connection: _PGConnection, for operation: String) throws(PostgresLockError) -> Int64 {
+        try startedEpoch(Result { () throws(_PGFailure) in try connection.run(_PostgresLockSQL.newEpoch) }, operation)
+    }
+
+    /// The epoch that `newEpoch`'s outcome reads.
+    func startedEpoch(_ outcome: Result<[[String?]], _PGFailure>, _ operation: String) throws(PostgresLockError)
+        -> Int64
+    {
+        switch outcome {
+        case .failure(let error):
             throw PostgresLockError(
                 error, lockName: name, operation: operation, doing: "cannot read or start the fencing-token epoch",
                 lost: .connectionFailed)
+        case .success(let rows):
+            if let started = rows.first?[0].flatMap({ Int64($0) }) { return started }
+            throw PostgresLockError(
+                code: .serverError, lockName: name, operation: operation,
+                message: "interlock.fencing_current has no epoch after one was started")
         }
-        throw PostgresLockError(
-            code: .serverError, lockName: name, operation: operation,
-            message: "interlock.fencing_current has no epoch after one was started")
     }
 
     /// Prepares the statements; when the schema is missing, creates it and prepares again.
@@ -165,12 +183,76 @@ final class _PostgresSession {
     }
 
     /// Ends the session (the server releases whatever it held: invariant 3).
-    private func close() {
+    func close() {
+        stopWatching()
         open?.close()
         open = nil
     }
 
     // MARK: - Acquiring
+
+    /// What an acquiring statement's row (`mine, counter, epoch`) says.
+    enum Grant {
+        case notGranted
+        case granted(counter: String, epoch: Int64?)
+    }
+
+    /// Reads an acquiring statement's row; a row from another client's session closes this one
+    /// and throws `unsupportedPooler`.
+    func grant(from row: [String?], operation: String) throws(PostgresLockError) -> Grant {
+        guard row.first == "t", row.count == 3 else {
+            close()
+            throw pooler(operation, "the statement ran on a server session that this client does not own")
+        }
+        guard let counter = row[1] else { return .notGranted }
+        return .granted(counter: counter, epoch: row[2].flatMap { Int64($0) })
+    }
+
+    /// Records a granted acquisition whose epoch is known. - Returns: its token. A token that
+    /// would overflow closes the session, which releases the lock.
+    func granted(counter text: String, epoch: Int64, operation: String) throws(PostgresLockError) -> Int64 {
+        guard let counter = Int64(text), let token = _PostgresLockSQL.token(epoch: epoch, counter: counter) else {
+            close()
+            throw PostgresLockError(
+                code: .tokensExhausted, lockName: name, operation: operation,
+                message:
+                    "the fencing token would overflow (epoch \(epoch), counter \(text)); the session was closed, which released the lock"
+            )
+        }
+        held = true
+        lost = false
+        return token
+    }
+
+    /// What a failed acquiring statement means: a missing prepared statement is a pooler; a lost
+    /// session is retried once when `retry` (it held nothing); anything else is thrown. The
+    /// session is closed first: it may hold the lock (invariant 3).
+    func acquisitionFailed(_ error: _PGFailure, operation: String, retry: inout Bool) throws(PostgresLockError) {
+        close()
+        if Self.missingStatement(error) {
+            throw pooler(operation, "a prepared statement of the session was missing: \(error.message)")
+        }
+        if error.sessionLost && retry {
+            retry = false
+            return
+        }
+        throw PostgresLockError(error, lockName: name, operation: operation, doing: "cannot take the lock")
+    }
+
+    /// `lock_timeout` for the time left until `deadline`, in whole milliseconds rounded up (the
+    /// server never gives up before the deadline); nil when it has passed. lock_timeout takes at
+    /// most 2^31 - 1 ms (24.8 days): a later deadline waits that long and loops (and
+    /// seconds * 1000 must not overflow).
+    static func lockTimeout(until deadline: ContinuousClock.Instant) -> Int64? {
+        let left = deadline - .now
+        if left <= .zero { return nil }
+        let (seconds, attoseconds) = left.components
+        let milliseconds =
+            seconds >= Int64(Int32.max) / 1000
+            ? Int64(Int32.max)
+            : seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return max(1, milliseconds)
+    }
 
     /// Takes the lock: one try, then (with a deadline) waits in the server until `deadline`.
     /// - Returns: the acquisition's fencing token, or nil when the lock was not taken.
@@ -186,22 +268,11 @@ final class _PostgresSession {
             return token
         }
         guard let deadline else { return nil }
-        while true {
-            let left = deadline - .now
-            if left <= .zero { return nil }
-            // Whole milliseconds, rounded up: the server never gives up before the deadline.
-            // lock_timeout takes at most 2^31 - 1 ms (24.8 days): a later deadline waits that
-            // long and loops (and seconds * 1000 must not overflow).
-            let (seconds, attoseconds) = left.components
-            let milliseconds =
-                seconds >= Int64(Int32.max) / 1000
-                ? Int64(Int32.max)
-                : seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        while let timeout = Self.lockTimeout(until: deadline) {
             let token = try attempt(
                 operation: operation, retryOnLostSession: false,
                 { [key] connection, nonce throws(_PGFailure) in
-                    let sql = _PostgresLockSQL.waitingLock(
-                        key: key, nonce: nonce, timeoutMilliseconds: max(1, milliseconds))
+                    let sql = _PostgresLockSQL.waitingLock(key: key, nonce: nonce, timeoutMilliseconds: timeout)
                     do throws(_PGFailure) {
                         return try connection.run(sql).first ?? []
                     } catch  where error.sqlState == "55P03" {
@@ -211,16 +282,20 @@ final class _PostgresSession {
                         // C client, 506 of 2,467 timeouts). Ask, and if it holds the lock,
                         // the acquisition succeeded: take its counter.
                         let check = try connection.run(prepared: _PostgresLockSQL.check, [String(key), nonce])
-                        guard let row = check.first, row.first == "t", row.count > 1, row[1] == "1" else {
-                            // Not granted (or not this client's session: mine is passed on).
-                            return [check.first?.first ?? "t", nil, nil]
-                        }
+                        guard Self.holds(check.first) else { return Self.notGrantedRow(check.first) }
                         return try connection.run(prepared: _PostgresLockSQL.counter, [nonce]).first ?? []
                     }
                 })
             if let token { return token }
         }
+        return nil
     }
+
+    /// Whether a `check` row says that this client's session holds the lock.
+    static func holds(_ row: [String?]?) -> Bool { row?.first == "t" && row?.count == 2 && row?[1] == "1" }
+
+    /// The acquiring row for "not granted", passing on a `check` row's `mine`.
+    static func notGrantedRow(_ check: [String?]?) -> [String?] { [check?.first ?? "t", nil, nil] }
 
     /// One acquisition statement on the session, which returns the row `mine, counter, epoch`
     /// (counter NULL when the lock was not granted); a granted lock gets its token. Any
@@ -236,67 +311,49 @@ final class _PostgresSession {
             do {
                 row = try statement(connection, nonce)
             } catch {
-                // The statement may have failed after the grant (session-level advisory locks
-                // outlive an aborted statement): close the session, which releases whatever it
-                // holds (invariant 3). A lost session held nothing: reopen once (the server
-                // restarted since the last call) when asked to.
-                close()
-                if Self.missingStatement(error) {
-                    throw pooler(operation, "a prepared statement of the session was missing: \(error.message)")
-                }
-                if error.sessionLost && retry {
-                    retry = false
-                    continue
-                }
-                throw PostgresLockError(error, lockName: name, operation: operation, doing: "cannot take the lock")
+                try acquisitionFailed(error, operation: operation, retry: &retry)
+                continue
             }
-            guard row.first == "t", row.count == 3 else {
-                close()
-                throw pooler(operation, "the statement ran on a server session that this client does not own")
-            }
-            guard let granted = row[1] else { return nil }
-            let epoch: Int64
-            if let read = row[2].flatMap({ Int64($0) }) {
-                epoch = read
-            } else {
+            switch try grant(from: row, operation: operation) {
+            case .notGranted:
+                return nil
+            case .granted(let counter, let epoch?):
+                return try granted(counter: counter, epoch: epoch, operation: operation)
+            case .granted(let counter, nil):
                 // No epoch: the first acquisition since a crash (or ever). The lock is held:
                 // any failure here closes the session, which releases it.
+                let epoch: Int64
                 do {
                     epoch = try startEpoch(connection, for: operation)
                 } catch {
                     close()
                     throw error
                 }
+                return try granted(counter: counter, epoch: epoch, operation: operation)
             }
-            guard let counter = Int64(granted), let token = _PostgresLockSQL.token(epoch: epoch, counter: counter)
-            else {
-                close()
-                throw PostgresLockError(
-                    code: .tokensExhausted, lockName: name, operation: operation,
-                    message:
-                        "the fencing token would overflow (epoch \(epoch), counter \(granted)); the session was closed, which released the lock"
-                )
-            }
-            held = true
-            lost = false
-            return token
         }
     }
 
     // MARK: - Holding and releasing
 
-    /// Whether the session still holds the lock (one round trip while held).
-    func checkHeld() throws(PostgresLockError) -> Bool {
-        guard held, !lost else { return false }
+    /// The connection to ask whether the lock is still held, or nil when the answer is known
+    /// without asking (not held, or known lost: false).
+    func connectionForCheck() -> _PGConnection? {
+        guard held, !lost else { return nil }
         guard let open, open.isUsable else {
             lost = true
             close()
-            return false
+            return nil
         }
+        return open
+    }
+
+    /// What the `check` statement's outcome says: held, or lost (recorded).
+    func checked(_ outcome: Result<[[String?]], _PGFailure>) throws(PostgresLockError) -> Bool {
         let row: [String?]
-        do {
-            row = try open.run(prepared: _PostgresLockSQL.check, [String(key), nonce]).first ?? []
-        } catch {
+        switch outcome {
+        case .success(let rows): row = rows.first ?? []
+        case .failure(let error):
             if error.sessionLost {
                 lost = true
                 close()
@@ -315,14 +372,34 @@ final class _PostgresSession {
             close()
             throw pooler("checkHeld", "the statement ran on a server session that this client does not own")
         }
-        if row.count > 1, row[1] == "1" { return true }
+        if Self.holds(row) { return true }
         lost = true  // the session lives but no longer holds it: treat it as lost
         close()
         return false
     }
 
-    /// Releases the lock; afterwards it is not held, whatever happens.
-    func release() throws(PostgresLockError) {
+    /// Whether the session still holds the lock (one round trip while held).
+    func checkHeld() throws(PostgresLockError) -> Bool {
+        guard let open = connectionForCheck() else { return false }
+        return try checked(
+            Result { () throws(_PGFailure) in
+                try open.run(prepared: _PostgresLockSQL.check, [String(key), nonce])
+            })
+    }
+
+    /// The error of an unlock that found the lock lost.
+    private var lostError: PostgresLockError {
+        PostgresLockError(
+            code: .lockLost, lockName: name, operation: "unlock",
+            message:
+                "the session holding the lock died (connection lost, server restarted or backend terminated); the server released the lock"
+        )
+    }
+
+    /// Starts a release: from here on the object does not hold the lock, whatever happens.
+    /// - Returns: the connection to send the unlock on. - Throws: `notHeld`, or `lockLost` when
+    ///   the session is known dead (nothing to send).
+    func beginRelease() throws(PostgresLockError) -> _PGConnection {
         guard held else {
             throw PostgresLockError(
                 code: .notHeld, lockName: name, operation: "unlock", message: "this object does not hold the lock")
@@ -330,19 +407,19 @@ final class _PostgresSession {
         held = false
         let lostBefore = lost
         lost = false
-        let lostError = PostgresLockError(
-            code: .lockLost, lockName: name, operation: "unlock",
-            message:
-                "the session holding the lock died (connection lost, server restarted or backend terminated); the server released the lock"
-        )
         guard !lostBefore, let open, open.isUsable else {
             close()
             throw lostError
         }
+        return open
+    }
+
+    /// Finishes a release with the unlock statement's outcome.
+    func released(_ outcome: Result<[[String?]], _PGFailure>) throws(PostgresLockError) {
         let row: [String?]
-        do {
-            row = try open.run(prepared: _PostgresLockSQL.unlock, [String(key), nonce]).first ?? []
-        } catch {
+        switch outcome {
+        case .success(let rows): row = rows.first ?? []
+        case .failure(let error):
             close()
             if error.sessionLost {
                 throw PostgresLockError(
@@ -364,6 +441,15 @@ final class _PostgresSession {
         // The session lives but did not hold the lock: treat it as lost, and start afresh.
         close()
         throw lostError
+    }
+
+    /// Releases the lock; afterwards it is not held, whatever happens.
+    func release() throws(PostgresLockError) {
+        let open = try beginRelease()
+        try released(
+            Result { () throws(_PGFailure) in
+                try open.run(prepared: _PostgresLockSQL.unlock, [String(key), nonce])
+            })
     }
 
     // MARK: - Who holds it

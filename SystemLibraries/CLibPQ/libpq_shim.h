@@ -9,3 +9,5 @@
 #endif
 #endif
 #include <libpq-fe.h>
+/* epoll, for InterlockPostgres's reactor (Glibc's Swift module leaves sys/epoll.h out). */
+#include <sys/epoll.h>

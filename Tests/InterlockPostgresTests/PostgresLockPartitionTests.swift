@@ -2,7 +2,8 @@
 // in a network namespace whose link is cut, so that nothing it sent or would send arrives and
 // nothing answers the server. The server releases the lock when its own socket to the holder
 // fails: PostgresLock sets the server side's TCP keepalives for its session (idle 10 s, then
-// 3 probes 5 s apart), where libpq's keepalives act on the client's socket only.
+// 3 probes 5 s apart), where libpq's keepalives act on the client's socket only. The holder
+// learns it too: its waitUntilLost() returns when its own keepalives give up on the connection.
 //
 // Regression (issue 29): with the kernel's defaults on the server's socket, nobody could take
 // the lock 180 s after the cut (the socket's keepalive timer said 119 minutes).
@@ -20,7 +21,7 @@ import Musl
 @Suite("PostgresLock, a holder's host cut off", .serialized)
 struct PostgresLockPartitionTests {
     @Test(
-        "a holder whose network is cut is released by the server within about 30 s",
+        "a holder whose network is cut is released by the server, and its waitUntilLost returns, within about 30 s",
         .enabled(if: NetworkNamespace.available, "needs root and ip netns (a network namespace as the holder's host)"))
     func cutOffHolderIsReleased() async throws {
         let server = try PostgresServer()
@@ -31,7 +32,7 @@ struct PostgresLockPartitionTests {
 
         let name = "partition-holder"
         let remote = "host=\(host.hostAddress) port=\(server.port) user=postgres dbname=postgres"
-        let child = try PGHelper.spawn(["hold", remote, name], launcher: host.command([]))
+        let child = try PGHelper.spawn(["hold-until-lost", remote, name], launcher: host.command([]))
         defer { child.kill(SIGKILL) }
         let line = try #require(child.readLine(within: .seconds(30)), "the holder did not report holding")
         let fields = line.split(separator: " ")
@@ -39,22 +40,32 @@ struct PostgresLockPartitionTests {
         let holderToken = try #require(Int64(fields[1]))
 
         let lock = try PostgresLock(connectionString: server.connectionString, name: name)
-        #expect(try !lock.tryLock())
+        #expect(try await !lock.tryLock())
         let holder = try #require(try lock.holderInfo())
         #expect(holder.clientAddress == host.address)
 
         try host.cut()
         let clock = ContinuousClock()
         let cut = clock.now
-        // The waiter queues in the server (an OS thread: it blocks), and is granted the lock
-        // when the server ends the holder's session.
-        let waiter = PGThread { try lock.lock(before: cut + .seconds(120)) }
-        while !waiter.isFinished { try await Task.sleep(for: .milliseconds(100)) }
+        // The waiter queues in the server (an async wait: no thread blocks), and is granted the
+        // lock when the server ends the holder's session; meanwhile the holder, cut off, waits
+        // in waitUntilLost() for its own side to give up (read on a thread: the pipe blocks).
+        let output = child.output
+        let noticed = PGThread { () -> (String?, Duration) in
+            let line = PGHelper.Child.readLine(from: output, within: .seconds(120))
+            return (line, clock.now - cut)
+        }
+        #expect(try await lock.lock(before: cut + .seconds(120)), "the lock was not released within 120 s of the cut")
         let released = clock.now - cut
-        #expect(try waiter.join().get(), "the lock was not released within 120 s of the cut")
         // 10 s idle + 3 probes 5 s apart = 25 s, plus the probes' timing and the grant.
         #expect(released < .seconds(40), "released \(released) after the cut")
         #expect(try #require(lock.fencingToken) > holderToken)
-        try lock.unlock()
+        try await lock.unlock()
+
+        while !noticed.isFinished { try await Task.sleep(for: .milliseconds(100)) }
+        let (lostLine, after) = try noticed.join().get()
+        #expect(lostLine == "lost", "the holder's waitUntilLost did not return: \(lostLine ?? "nothing")")
+        #expect(after < .seconds(45), "the holder noticed \(after) after the cut")
+        #expect(child.readLine(within: .seconds(5)) == "token nil")
     }
 }

@@ -5,6 +5,10 @@
 //       tryLock (exit 3 if another session holds it), print "held TOKEN" on stdout, then wait
 //       for the end of stdin (the parent closes it, or dies) and exit without unlocking. The
 //       tests end it with SIGKILL while it holds the lock.
+//   interlock-pg-helper hold-until-lost CONNINFO NAME
+//       tryLock (exit 3 if another session holds it), print "held TOKEN", then wait in
+//       waitUntilLost() and print "lost" when it returns, then "token nil" (or "token T" if the
+//       object still has one), and exit 0.
 //   interlock-pg-helper count CONNINFO NAME COUNTER ITERATIONS OUT
 //       ITERATIONS times: lock(before:) with a 60 s deadline (exit 4 when it passes), read
 //       COUNTER (a decimal count, 20 digits and a newline; exit 5 when it is not), write it back
@@ -64,6 +68,19 @@ func hold(_ connectionString: String, _ name: String) -> Never {
     exit(0)  // holding: the server releases the lock when the session ends
 }
 
+/// `hold-until-lost`: take the lock, say so, and report when waitUntilLost() returns.
+func holdUntilLost(_ connectionString: String, _ name: String) async -> Never {
+    let lock = openLock(connectionString, name)
+    let acquired: Bool
+    do { acquired = try await lock.tryLock() } catch { fail("tryLock: \(error)", 1) }
+    guard acquired, let token = lock.fencingToken else { fail("the lock is held", 3) }
+    if !writeAll(1, "held \(token)\n") { fail("write stdout: errno \(errno)", 6) }
+    await lock.waitUntilLost()
+    let after = lock.fencingToken.map { "token \($0)" } ?? "token nil"
+    if !writeAll(1, "lost\n\(after)\n") { fail("write stdout: errno \(errno)", 6) }
+    exit(0)
+}
+
 /// Reads the 21-byte counter at offset 0. - Returns: its value, or nil when it is not a count.
 func readCounter(_ fd: Int32) -> Int? {
     var buffer = [UInt8](repeating: 0, count: 64)
@@ -112,9 +129,13 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "hold" where arguments.count == 3:
     hold(arguments[1], arguments[2])
+case "hold-until-lost" where arguments.count == 3:
+    await holdUntilLost(arguments[1], arguments[2])
 case "count" where arguments.count == 6:
     guard let iterations = Int(arguments[4]), iterations >= 0 else { fail("bad ITERATIONS \(arguments[4])", 2) }
     count(arguments[1], arguments[2], arguments[3], iterations, arguments[5])
 default:
-    fail("usage: interlock-pg-helper hold CONNINFO NAME | count CONNINFO NAME COUNTER ITERATIONS OUT", 2)
+    fail(
+        "usage: interlock-pg-helper hold CONNINFO NAME | hold-until-lost CONNINFO NAME | count CONNINFO NAME COUNTER ITERATIONS OUT",
+        2)
 }

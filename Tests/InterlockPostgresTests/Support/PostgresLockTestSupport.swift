@@ -181,7 +181,11 @@ enum PGHelper {
 
         /// Reads one line of its stdout, waiting `limit` at most. - Returns: nil at end of file
         /// or when the time passed.
-        func readLine(within limit: Duration) -> String? {
+        func readLine(within limit: Duration) -> String? { Self.readLine(from: output, within: limit) }
+
+        /// Reads one line of the pipe `output`, waiting `limit` at most (from any thread: the
+        /// fd is all it touches). - Returns: nil at end of file or when the time passed.
+        static func readLine(from output: Int32, within limit: Duration) -> String? {
             let deadline = ContinuousClock.now + limit
             var line: [UInt8] = []
             while true {
