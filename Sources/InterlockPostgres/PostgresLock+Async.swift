@@ -31,8 +31,8 @@ extension PostgresLock {
     /// during which the task is suspended and its thread free.
     ///
     /// - Returns: `true` when this call took the lock, `false` when anyone holds it, this object
-    ///   included (as ``tryLock()`` does).
-    /// - Throws: what ``tryLock()`` throws; `CancellationError` when the task was cancelled
+    ///   included (as ``tryLock()-9dozi`` does).
+    /// - Throws: what ``tryLock()-9dozi`` throws; `CancellationError` when the task was cancelled
     ///   while it waited for another call on this object to end.
     public func tryLock() async throws -> Bool {
         try await exclusivelyAsync { session in
@@ -70,7 +70,7 @@ extension PostgresLock {
     /// Releases the lock held by this object: one round trip, the task suspended meanwhile.
     ///
     /// Afterwards the object does not hold the lock, whatever the outcome.
-    /// - Throws: what ``unlock()`` throws; `CancellationError` only when the task was cancelled
+    /// - Throws: what ``unlock()-8ydsa`` throws; `CancellationError` only when the task was cancelled
     ///   before its turn came (another call on this object was running): then nothing changed.
     public func unlock() async throws {
         try await exclusivelyAsync { session in
@@ -80,7 +80,7 @@ extension PostgresLock {
         }
     }
 
-    /// Asks the server whether this object's session still holds the lock, as ``checkHeld()``
+    /// Asks the server whether this object's session still holds the lock, as ``checkHeld()-5fab1``
     /// does, with the task suspended during the round trip.
     public func checkHeld() async throws -> Bool {
         try await exclusivelyAsync { session in try await session.checkHeldAsync() }
@@ -136,7 +136,7 @@ extension PostgresLock {
     ///
     /// A signal, not a poll: the object's socket is watched (epoll) while the lock is held and
     /// no other call runs on the object. Also returns at once when the object does not hold the
-    /// lock, when ``unlock()`` releases it, and when the task is cancelled; ``fencingToken`` is
+    /// lock, when ``unlock()-8ydsa`` releases it, and when the task is cancelled; ``fencingToken`` is
     /// `nil` afterwards exactly when the lock is gone.
     ///
     /// ```swift

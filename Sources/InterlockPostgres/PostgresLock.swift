@@ -72,7 +72,7 @@ import Synchronization
 ///   every write, and have the resource refuse any token smaller than the largest it has seen.
 /// - The lock dies with its session. A dropped connection, a server restart or
 ///   `pg_terminate_backend` never leaves the object believing it holds the lock once it asks:
-///   ``checkHeld()`` answers with one round trip, and ``unlock()`` throws
+///   ``checkHeld()-5fab1`` answers with one round trip, and ``unlock()-8ydsa`` throws
 ///   ``PostgresLockError/Code/lockLost``.
 /// - A holder whose host vanishes (power loss, a partition) loses the lock within about 30 s:
 ///   the session sets TCP keepalives on both sides (libpq's `keepalives_*` for the client's
@@ -168,7 +168,7 @@ public final class PostgresLock: DistributedLocking {
     ///
     /// - Returns: `true` when this call took the lock (``fencingToken`` is then its token);
     ///   `false` when anyone holds it, this object included. An object that lost the lock
-    ///   (``checkHeld()`` said `false`) still counts as holding it until ``unlock()`` has thrown
+    ///   (``checkHeld()-5fab1`` said `false`) still counts as holding it until ``unlock()-8ydsa`` has thrown
     ///   ``PostgresLockError/Code/lockLost``: the loss is acknowledged before the lock is taken
     ///   again.
     /// - Throws: ``PostgresLockError``: `connectionFailed` when no session can be opened (a
@@ -188,13 +188,13 @@ public final class PostgresLock: DistributedLocking {
     ///
     /// Tries at once; then the session waits in the server's queue for the lock, which grants
     /// it the moment the holder releases it (in arrival order among waiters), so nothing polls.
-    /// A deadline in the past makes it a ``tryLock()``. The calling thread blocks meanwhile.
+    /// A deadline in the past makes it a ``tryLock()-9dozi``. The calling thread blocks meanwhile.
     /// - Parameters:
     ///   - deadline: when to give up.
     ///   - pollInterval: not used: the server wakes the waiter (kept for `DistributedLocking`).
     /// - Returns: `true` when the lock was taken, `false` when the deadline passed first (never
     ///   before it; the server's `lock_timeout` has a resolution of 1 ms).
-    /// - Throws: what ``tryLock()`` throws.
+    /// - Throws: what ``tryLock()-9dozi`` throws.
     public func lock(
         before deadline: ContinuousClock.Instant, pollInterval: Duration = .milliseconds(10)
     ) throws(PostgresLockError) -> Bool {
@@ -214,7 +214,7 @@ public final class PostgresLock: DistributedLocking {
     /// The current acquisition's fencing token: strictly greater than the token of every earlier
     /// acquisition of this lock, by any process, across server restarts and crashes.
     ///
-    /// `nil` when this object does not hold the lock, or ``checkHeld()`` found it lost. Read
+    /// `nil` when this object does not hold the lock, or ``checkHeld()-5fab1`` found it lost. Read
     /// without a round trip. A resource protected by the lock keeps the largest token it has
     /// accepted and refuses a write that carries a smaller one: then a holder that lost the
     /// lock without knowing it (paused past its session's death) cannot overwrite the work of
@@ -230,7 +230,7 @@ public final class PostgresLock: DistributedLocking {
     ///
     /// - Returns: `true` when it does; `false` when this object does not hold the lock, or held
     ///   it and its session died (the connection broke, the server restarted, the backend was
-    ///   terminated): the server released it, ``fencingToken`` is then `nil` and ``unlock()``
+    ///   terminated): the server released it, ``fencingToken`` is then `nil` and ``unlock()-8ydsa``
     ///   will throw ``PostgresLockError/Code/lockLost``.
     /// - Throws: ``PostgresLockError`` when the server answered with an error.
     public func checkHeld() throws(PostgresLockError) -> Bool {
