@@ -38,6 +38,7 @@ enum WorkloadRegistry {
         // Distributed lock
         .distributedLockProcesses,
         .postgresLock,
+        .postgresLockAsync,
         // Lock-free queues
         .lockFreeStackTransfer,
         .lockFreeStackAlternating,

@@ -218,7 +218,44 @@ final class PostgresLockShared: Sendable {
     func section(name k: Int, lock: PostgresLock, probe: Bool, thread: Int, context: WorkloadContext)
         throws(PostgresLockError)
     {
-        // Acquire: pairs with the previous holder's release store below (see the file comment).
+        enter(name: k, lock: lock, thread: thread, context: context)
+        var failure: PostgresLockError?
+        if probe {
+            do throws(PostgresLockError) {
+                try probeHolder(
+                    lock, held: lock.checkHeld(), holder: lock.holderInfo(), thread: thread, context: context)
+            } catch {
+                failure = error
+            }
+        }
+        leave(name: k)
+        try lock.unlock()
+        if let failure { throw failure }
+        if let token = lock.fencingToken {
+            context.fail("thread \(thread): fencingToken is \(token) after unlock of \(lock.name), not nil")
+        }
+    }
+
+    /// Checks what checkHeld() and holderInfo() said while `lock` was held.
+    func probeHolder(
+        _ lock: PostgresLock, held: Bool, holder: PostgresLock.Holder?, thread: Int, context: WorkloadContext
+    ) {
+        if !held { context.fail("thread \(thread): checkHeld() said false while holding \(lock.name)") }
+        if let holder {
+            if !holder.isThisObject {
+                context.fail(
+                    "thread \(thread): holderInfo() names backend \(holder.backendProcessID), "
+                        + "not this object's session, while holding \(lock.name)")
+            }
+        } else {
+            context.fail("thread \(thread): holderInfo() says nobody holds \(lock.name) while this object does")
+        }
+    }
+
+    /// The start of a section on name `k`, holding `lock`: nobody else inside, a rising token,
+    /// the plain counter's increment.
+    func enter(name k: Int, lock: PostgresLock, thread: Int, context: WorkloadContext) {
+        // Acquire: pairs with the previous holder's release store in leave (see the file comment).
         if inside[k].exchange(true, ordering: .acquireRelease) {
             context.fail("thread \(thread) took \(lock.name) while another thread was inside")
         }
@@ -237,31 +274,11 @@ final class PostgresLockShared: Sendable {
         let value = counters.base[k]
         sched_yield()
         counters.base[k] = value + 1
-        var failure: PostgresLockError?
-        if probe {
-            do throws(PostgresLockError) {
-                if try !lock.checkHeld() {
-                    context.fail("thread \(thread): checkHeld() said false while holding \(lock.name)")
-                }
-                if let holder = try lock.holderInfo() {
-                    if !holder.isThisObject {
-                        context.fail(
-                            "thread \(thread): holderInfo() names backend \(holder.backendProcessID), "
-                                + "not this object's session, while holding \(lock.name)")
-                    }
-                } else {
-                    context.fail("thread \(thread): holderInfo() says nobody holds \(lock.name) while this object does")
-                }
-            } catch {
-                failure = error
-            }
-        }
+    }
+
+    /// The end of a section on name `k`, before the unlock.
+    func leave(name k: Int) {
         // Release: publishes the counter and the token maximum to the next holder.
         inside[k].store(false, ordering: .release)
-        try lock.unlock()
-        if let failure { throw failure }
-        if let token = lock.fencingToken {
-            context.fail("thread \(thread): fencingToken is \(token) after unlock of \(lock.name), not nil")
-        }
     }
 }
