@@ -129,6 +129,17 @@ func registerHandOffs() {
     registerHandOff("Interlock PostgresLock lock(before:), waiting in the server") { lock in
         precondition(try! lock.lock(before: .now + .seconds(30)), "PostgresBenchmarks: the hand-off timed out")
     }
+    registerHandOff("Interlock PostgresLock lock(before:) async, a task waiting in the server") { lock in
+        // The waiter thread hands the wait to a task and sleeps until it is granted: what the
+        // hand-off measures is the task's path (the reactor's wake-up, the task's resumption).
+        let granted = Interlock.Semaphore(value: 0)
+        Task {
+            let taken = try! await lock.lock(before: .now + .seconds(30))
+            precondition(taken, "PostgresBenchmarks: the hand-off timed out")
+            granted.signal()
+        }
+        granted.wait()
+    }
     registerHandOff("polling tryLock every 1 ms", acquire: pollingAcquire(every: 1_000_000))
     registerHandOff("polling tryLock every 10 ms", acquire: pollingAcquire(every: 10_000_000))
 }

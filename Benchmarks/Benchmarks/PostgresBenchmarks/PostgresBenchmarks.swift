@@ -8,6 +8,10 @@
 //   Interlock PostgresLock              tryLock() + unlock() on one object: two round trips
 //                                       (pg_try_advisory_lock with the fencing token's nextval
 //                                       in the same statement; pg_advisory_unlock)
+//   Interlock PostgresLock async        the same with the async forms, from a task: each round
+//                                       trip is sent with libpq's asynchronous interface and
+//                                       awaited in the reactor (an epoll thread resumes the task):
+//                                       the price of never blocking a cooperative thread
 //   bare libpq pg_try_advisory_lock     the floor: the same two round trips through libpq
 //     + pg_advisory_unlock              directly, prepared statements, no token
 //                                       (BareAdvisoryLock.swift); ratios.py compares
@@ -33,7 +37,7 @@ import Glibc
 
 var postgresConfiguration: Benchmark.Configuration {
     Benchmark.Configuration(
-        metrics: [.wallClock, .throughput, .syscalls],
+        metrics: [.wallClock, .cpuTotal, .throughput, .syscalls],
         timeUnits: .microseconds,
         warmupIterations: 2,
         scalingFactor: .kilo,
@@ -76,6 +80,33 @@ func registerCycle(
     )
 }
 
+/// The async contender: tryLock() async + unlock() async from the benchmark's task.
+func registerAsyncCycle() {
+    let state = AsyncCycleState()
+    Benchmark(
+        "tryLock+unlock / 1 thread / Interlock PostgresLock async",
+        configuration: postgresConfiguration,
+        closure: { benchmark in
+            let lock = state.lock!
+            for _ in benchmark.scaledIterations {
+                let taken = try! await lock.tryLock()
+                precondition(taken, "PostgresLock was held")
+                try! await lock.unlock()
+            }
+        },
+        setup: {
+            state.lock = try! PostgresLock(
+                connectionString: ThrowawayServer.connectionString, name: "interlock-benchmarks/postgres-lock-async")
+        },
+        teardown: { state.lock = nil }
+    )
+}
+
+/// The async contender's lock (setup, closure and teardown run in sequence).
+final class AsyncCycleState: @unchecked Sendable {
+    var lock: PostgresLock?
+}
+
 /// A fresh directory under /var/tmp for the DistributedLock reference.
 func makeDiskDirectory() -> String {
     var template = Array("/var/tmp/interlock-pg-bench-XXXXXX".utf8CString)
@@ -103,6 +134,7 @@ let benchmarks: @Sendable () -> Void = {
             cleanup: {}
         )
     }
+    registerAsyncCycle()
     registerCycle("bare libpq pg_try_advisory_lock + pg_advisory_unlock") {
         // Any key: the server is this process's own. 0x696c6b5f70656572 is "ilk_peer".
         let lock = BareAdvisoryLock(connectionString: ThrowawayServer.connectionString, key: 0x696c_6b5f_7065_6572)
