@@ -167,6 +167,19 @@ final class _PGConnection {
         return try rows(check(PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0)))
     }
 
+    /// `text` as an SQL string literal, quoted by libpq for this connection (PQescapeLiteral).
+    func literal(_ text: String) throws(_PGFailure) -> String {
+        let handle = try usableHandle()
+        let utf8 = Array(text.utf8)
+        guard
+            let quoted = utf8.withUnsafeBufferPointer({ buffer in
+                buffer.withMemoryRebound(to: CChar.self) { PQescapeLiteral(handle, $0.baseAddress, $0.count) }
+            })
+        else { throw connectionFailure() }
+        defer { PQfreemem(quoted) }
+        return String(cString: quoted)
+    }
+
     /// Runs `sql`, one statement, with text parameters (`PQexecParams`: the unnamed statement,
     /// nothing left prepared on the session). - Returns: the rows, as text.
     func run(_ sql: String, parameters: [String]) throws(_PGFailure) -> [[String?]] {

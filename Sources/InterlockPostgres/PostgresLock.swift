@@ -114,6 +114,29 @@ public final class PostgresLock: DistributedLocking {
     /// once instead of giving clients the `CREATE` privilege.
     public static var setupSQL: String { _PostgresLockSQL.setup }
 
+    /// The statements that install fencing at the resource: `interlock.fence(name text, token
+    /// bigint) → boolean`, true only while `token` is the newest fencing token issued for the
+    /// lock `name`, so that a table in the same database refuses a paused ex-holder's late
+    /// write in the very statement that writes.
+    ///
+    /// Run it once per database (an administrator, or any role with `CREATE` on the schema
+    /// `interlock`; it creates the schema too, as ``setupSQL`` does). Every later acquisition,
+    /// also through objects created before it ran, records its token (an UNLOGGED table: no
+    /// WAL flush per acquisition). Then check the token in the protected write itself:
+    ///
+    /// ```sql
+    /// UPDATE reports SET body = $1 WHERE id = $2 AND interlock.fence('nightly-report', $3);
+    /// -- 0 rows: the token is not the newest any more; the lock passed on
+    /// ```
+    ///
+    /// or in a `CHECK` constraint or a trigger that reads the token from the row. `fence` is
+    /// false for every token after a server crash until the next acquisition (the holders'
+    /// sessions died with it), and still true for the newest token after its holder released
+    /// the lock, until the next acquisition. It reads the name's row `FOR SHARE`, so an
+    /// acquisition that comes while the previous holder's protected write is in flight waits for
+    /// that write's transaction to end: keep protected transactions short.
+    public static var fencingSQL: String { _PostgresLockSQL.setup + "\n" + _PostgresLockSQL.fencing }
+
     /// Connects to the server and prepares the lock's statements.
     ///
     /// - Parameters:

@@ -86,6 +86,54 @@ enum _PostgresLockSQL {
             only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
             epoch bigint NOT NULL);
         CREATE UNLOGGED SEQUENCE IF NOT EXISTS interlock.fencing_counter;
+        DO $setup$ BEGIN
+            IF to_regprocedure('interlock.note_token(text,bigint)') IS NULL THEN
+                CREATE FUNCTION interlock.note_token(name text, token bigint) RETURNS bigint
+                    LANGUAGE sql IMMUTABLE AS 'SELECT $2';
+            END IF;
+        END $setup$;
+        COMMIT;
+        """
+
+    /// Fencing at the resource (PostgresLock.fencingSQL): the newest token issued per name, and
+    /// `interlock.fence(name, token)`, true only while `token` is it.
+    ///
+    /// Every acquiring statement passes its token to `interlock.note_token(name, token)`; the
+    /// schema's own version (`setup`) returns it and does nothing else (IMMUTABLE: the planner
+    /// inlines it, so an acquisition without fencing costs nothing more). This script replaces it
+    /// with one that records the token in `interlock.fencing_latest`, an UNLOGGED table: no WAL
+    /// flush per acquisition, and emptied by crash recovery, after which `fence` is false for
+    /// every token issued before the crash (their sessions died with it) until the next
+    /// acquisition records one. Replacing the function invalidates the prepared plans of every
+    /// session that inlined the old one: sessions opened before the script record from their
+    /// next acquisition on, so no acquisition after it goes unrecorded.
+    ///
+    /// `fence` reads the name's row FOR SHARE: a protected write in flight with the old token
+    /// makes the next acquisition's record wait until that write's transaction ends (so the
+    /// next holder reads the resource after it), and a write that starts after the record was
+    /// made sees the new token (READ COMMITTED follows the row to its newest version) and is
+    /// refused. A tryLock that comes while the previous holder's protected write is in flight
+    /// therefore waits for that transaction: keep protected transactions short.
+    static let fencing = """
+        BEGIN;
+        SET LOCAL lock_timeout = 0;
+        SELECT pg_advisory_xact_lock(1768712046, 1);
+        CREATE UNLOGGED TABLE IF NOT EXISTS interlock.fencing_latest (
+            name text PRIMARY KEY,
+            token bigint NOT NULL);
+        CREATE OR REPLACE FUNCTION interlock.note_token(name text, token bigint) RETURNS bigint
+            LANGUAGE sql VOLATILE AS $note$
+                INSERT INTO interlock.fencing_latest AS latest (name, token) VALUES ($1, $2)
+                ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token
+                RETURNING latest.token
+            $note$;
+        CREATE OR REPLACE FUNCTION interlock.fence(name text, token bigint) RETURNS boolean
+            LANGUAGE sql VOLATILE AS $fence$
+                SELECT coalesce(
+                    (SELECT latest.token = $2 FROM interlock.fencing_latest AS latest
+                     WHERE latest.name = $1 FOR SHARE),
+                    false)
+            $fence$;
         COMMIT;
         """
 
@@ -100,8 +148,9 @@ enum _PostgresLockSQL {
     /// The session-level setting that marks a server session as claimed by one client.
     static let clientSetting = "interlock.client"
 
-    /// The prepared statements: name, text, parameter count. `$1` is the key, `$2` the nonce
-    /// (`counter` has the nonce alone, as `$1`). Every statement returns `mine` first: false
+    /// The prepared statements: name, text, parameter count. `$1` is the key, `$2` the nonce,
+    /// `$3` the lock's name (`counter`: the nonce and the name; `note`: the name and a token).
+    /// Every statement but `note` returns `mine` first: false
     /// means that the pooler ran it on a session that this client does not own, and then it
     /// did nothing.
     static let statements: [(name: String, sql: String, parameters: Int32)] = [
@@ -111,11 +160,14 @@ enum _PostgresLockSQL {
         (
             tryLock,
             """
-            SELECT \(mine("$2")),
-                   CASE WHEN NOT \(mine("$2")) THEN NULL
-                        WHEN pg_try_advisory_lock($1::bigint) THEN nextval('interlock.fencing_counter') END,
-                   (SELECT epoch FROM interlock.fencing_current)
-            """, 2
+            SELECT a.mine, a.counter, a.epoch, \(noted("$3"))
+            FROM (SELECT \(mine("$2")) AS mine,
+                         CASE WHEN NOT \(mine("$2")) THEN NULL
+                              WHEN pg_try_advisory_lock($1::bigint) THEN nextval('interlock.fencing_counter') END
+                             AS counter,
+                         (SELECT epoch FROM interlock.fencing_current) AS epoch
+                  OFFSET 0) AS a
+            """, 3
         ),
         (
             unlock,
@@ -124,10 +176,14 @@ enum _PostgresLockSQL {
         (
             counter,
             """
-            SELECT \(mine("$1")), CASE WHEN \(mine("$1")) THEN nextval('interlock.fencing_counter') END,
-                   (SELECT epoch FROM interlock.fencing_current)
-            """, 1
+            SELECT a.mine, a.counter, a.epoch, \(noted("$2"))
+            FROM (SELECT \(mine("$1")) AS mine,
+                         CASE WHEN \(mine("$1")) THEN nextval('interlock.fencing_counter') END AS counter,
+                         (SELECT epoch FROM interlock.fencing_current) AS epoch
+                  OFFSET 0) AS a
+            """, 2
         ),
+        (note, "SELECT interlock.note_token($1, $2::bigint)", 2),
         (
             check,
             """
@@ -154,6 +210,16 @@ enum _PostgresLockSQL {
     static let counter = "interlock_counter"
     static let check = "interlock_check_held"
     static let holder = "interlock_holder"
+    static let note = "interlock_note_token"
+
+    /// The acquiring statements' last column: the granted token noted for fencing (the subquery
+    /// `a` has `counter` and `epoch`; with no epoch yet, the session notes it once it started one).
+    static func noted(_ name: String) -> String {
+        """
+        CASE WHEN a.counter IS NOT NULL AND a.epoch IS NOT NULL
+             THEN interlock.note_token(\(name), a.epoch << \(counterBits) | a.counter) END
+        """
+    }
 
     /// Claims the server session for this client and sets what the server needs to release the
     /// lock of a client that vanished; run once when the session opens, with `PQexecParams`
@@ -199,13 +265,17 @@ enum _PostgresLockSQL {
     /// for nothing, and nextval runs on the row that the lock's function scan produced, after
     /// the grant. The key is a quoted literal: unquoted, `-9223372036854775808::bigint` parses
     /// as the negation of a cast of 9223372036854775808 to bigint, which overflows.
-    static func waitingLock(key: Int64, nonce: String, timeoutMilliseconds: Int64) -> String {
+    /// `nameLiteral` is the lock's name as a string literal, quoted by libpq (PQescapeLiteral).
+    static func waitingLock(key: Int64, nonce: String, nameLiteral: String, timeoutMilliseconds: Int64) -> String {
         """
         SET lock_timeout = \(timeoutMilliseconds);
-        SELECT \(mine("'\(nonce)'")),
-               CASE WHEN \(mine("'\(nonce)'"))
-                    THEN (SELECT nextval('interlock.fencing_counter') FROM pg_advisory_lock('\(key)'::bigint)) END,
-               (SELECT epoch FROM interlock.fencing_current)
+        SELECT a.mine, a.counter, a.epoch, \(noted(nameLiteral))
+        FROM (SELECT \(mine("'\(nonce)'")) AS mine,
+                     CASE WHEN \(mine("'\(nonce)'"))
+                          THEN (SELECT nextval('interlock.fencing_counter') FROM pg_advisory_lock('\(key)'::bigint))
+                     END AS counter,
+                     (SELECT epoch FROM interlock.fencing_current) AS epoch
+              OFFSET 0) AS a
         """
     }
 

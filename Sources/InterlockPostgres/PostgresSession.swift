@@ -140,6 +140,21 @@ final class _PostgresSession {
         try startedEpoch(Result { () throws(_PGFailure) in try connection.run(_PostgresLockSQL.newEpoch) }, operation)
     }
 
+    /// After noting a token for fencing (the acquisition that started an epoch): a failure
+    /// closes the session, which releases the lock, and is thrown.
+    func noted(_ token: Int64, _ operation: String, _ outcome: Result<[[String?]], _PGFailure>)
+        throws(PostgresLockError)
+    {
+        guard case .failure(let error) = outcome else { return }
+        held = false
+        close()
+        throw PostgresLockError(
+            error, lockName: name, operation: operation,
+            doing:
+                "cannot note the fencing token \(token) (interlock.note_token); the session was closed, which released the lock"
+        )
+    }
+
     /// The epoch that `newEpoch`'s outcome reads.
     func startedEpoch(_ outcome: Result<[[String?]], _PGFailure>, _ operation: String) throws(PostgresLockError)
         -> Int64
@@ -165,8 +180,9 @@ final class _PostgresSession {
                     try connection.prepare(statement.name, statement.sql, parameterCount: statement.parameters)
                 }
                 return
-            } catch  where attempt == 0 && ["42P01", "3F000"].contains(error.sqlState ?? "") {
-                // undefined_table, invalid_schema_name: the first use on this database.
+            } catch  where attempt == 0 && ["42P01", "3F000", "42883"].contains(error.sqlState ?? "") {
+                // undefined_table, invalid_schema_name: the first use on this database;
+                // undefined_function: a schema from before interlock.note_token.
                 do {
                     _ = try connection.run(_PostgresLockSQL.setup)
                 } catch {
@@ -200,7 +216,7 @@ final class _PostgresSession {
     /// Reads an acquiring statement's row; a row from another client's session closes this one
     /// and throws `unsupportedPooler`.
     func grant(from row: [String?], operation: String) throws(PostgresLockError) -> Grant {
-        guard row.first == "t", row.count == 3 else {
+        guard row.first == "t", row.count >= 3 else {
             close()
             throw pooler(operation, "the statement ran on a server session that this client does not own")
         }
@@ -262,7 +278,7 @@ final class _PostgresSession {
         if let token = try attempt(
             operation: operation, retryOnLostSession: true,
             { connection, nonce throws(_PGFailure) in
-                try connection.run(prepared: _PostgresLockSQL.tryLock, [String(key), nonce]).first ?? []
+                try connection.run(prepared: _PostgresLockSQL.tryLock, [String(key), nonce, name]).first ?? []
             })
         {
             return token
@@ -271,8 +287,9 @@ final class _PostgresSession {
         while let timeout = Self.lockTimeout(until: deadline) {
             let token = try attempt(
                 operation: operation, retryOnLostSession: false,
-                { [key] connection, nonce throws(_PGFailure) in
-                    let sql = _PostgresLockSQL.waitingLock(key: key, nonce: nonce, timeoutMilliseconds: timeout)
+                { [key, name] connection, nonce throws(_PGFailure) in
+                    let sql = _PostgresLockSQL.waitingLock(
+                        key: key, nonce: nonce, nameLiteral: try connection.literal(name), timeoutMilliseconds: timeout)
                     do throws(_PGFailure) {
                         return try connection.run(sql).first ?? []
                     } catch  where error.sqlState == "55P03" {
@@ -283,7 +300,7 @@ final class _PostgresSession {
                         // the acquisition succeeded: take its counter.
                         let check = try connection.run(prepared: _PostgresLockSQL.check, [String(key), nonce])
                         guard Self.holds(check.first) else { return Self.notGrantedRow(check.first) }
-                        return try connection.run(prepared: _PostgresLockSQL.counter, [nonce]).first ?? []
+                        return try connection.run(prepared: _PostgresLockSQL.counter, [nonce, name]).first ?? []
                     }
                 })
             if let token { return token }
@@ -329,7 +346,13 @@ final class _PostgresSession {
                     close()
                     throw error
                 }
-                return try granted(counter: counter, epoch: epoch, operation: operation)
+                let token = try granted(counter: counter, epoch: epoch, operation: operation)
+                try noted(
+                    token, operation,
+                    Result { () throws(_PGFailure) in
+                        try connection.run(prepared: _PostgresLockSQL.note, [name, String(token)])
+                    })
+                return token
             }
         }
     }

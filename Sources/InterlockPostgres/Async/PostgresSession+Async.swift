@@ -83,10 +83,11 @@ extension _PostgresSession {
     {
         precondition(!held, "PostgresLock: internal error, acquiring while held")
         let key = String(self.key)
+        let name = self.name
         if let token = try await attemptAsync(
             operation: operation, retryOnLostSession: true, box: box,
             { connection, nonce throws(_PGFailure) in
-                try await connection.runAsync(prepared: _PostgresLockSQL.tryLock, [key, nonce]).first ?? []
+                try await connection.runAsync(prepared: _PostgresLockSQL.tryLock, [key, nonce, name]).first ?? []
             })
         {
             return token
@@ -97,7 +98,9 @@ extension _PostgresSession {
             let token = try await attemptAsync(
                 operation: operation, retryOnLostSession: false, box: box,
                 { [self] connection, nonce throws(_PGFailure) in
-                    let sql = _PostgresLockSQL.waitingLock(key: self.key, nonce: nonce, timeoutMilliseconds: timeout)
+                    let sql = _PostgresLockSQL.waitingLock(
+                        key: self.key, nonce: nonce, nameLiteral: try connection.literal(self.name),
+                        timeoutMilliseconds: timeout)
                     do throws(_PGFailure) {
                         return try await connection.runAsync(sql, cancellable: true).first ?? []
                     } catch  where error.sqlState == "55P03" || error.sqlState == "57014" {
@@ -106,7 +109,8 @@ extension _PostgresSession {
                         // the acquisition succeeded (a cancelled task then gives it back).
                         let check = try await connection.runAsync(prepared: _PostgresLockSQL.check, [key, nonce])
                         guard Self.holds(check.first) else { return Self.notGrantedRow(check.first) }
-                        return try await connection.runAsync(prepared: _PostgresLockSQL.counter, [nonce]).first ?? []
+                        return try await connection.runAsync(prepared: _PostgresLockSQL.counter, [nonce, name]).first
+                            ?? []
                     }
                 })
             if let token {
@@ -150,7 +154,14 @@ extension _PostgresSession {
                     close()
                     throw error
                 }
-                return try granted(counter: counter, epoch: epoch, operation: operation)
+                let token = try granted(counter: counter, epoch: epoch, operation: operation)
+                let name = self.name
+                try noted(
+                    token, operation,
+                    await Result { () async throws(_PGFailure) in
+                        try await connection.runAsync(prepared: _PostgresLockSQL.note, [name, String(token)])
+                    })
+                return token
             }
         }
     }
