@@ -10,16 +10,23 @@
 // no call runs, the session's socket is registered with the reactor. When it becomes readable or
 // fails (the server ended the session: pg_terminate_backend, a shutdown or restart, a crash; the
 // kernel gave up on the connection: client keepalives or tcp_user_timeout after a partition),
-// the reactor's thread takes the gate if it is free (tryWait), reads what arrived and records
-// the loss if the session ended; a call that holds the gate unregisters the watcher first and
-// registers it again when it ends (`settle`), and notices a dead session itself. Whoever finds
-// the lock no longer held (lost, or released by unlock) resumes every loss waiter, under the gate.
+// the reactor's thread starts a task that waits for the gate like any call (`checkIdle`), then
+// unregisters the watcher (its registration may have been made again meanwhile), reads what
+// arrived, records the loss if the session ended, and settles. A call that holds the gate
+// unregisters the watcher first and registers it again when it ends (`settle`), and notices a
+// dead session itself. Whoever finds the lock no longer held (lost, or released by unlock)
+// resumes every loss waiter, under the gate.
 //
 //   watcher    held   loss waiters   gate
 //   off        no     any            -        waiters are resumed when they register or at once
 //   off        yes    none           -        nothing to watch for
 //   on         yes    some           free     the reactor watches the socket
 //   off        yes    some           taken    the call in progress re-registers when it ends
+//
+// Regression: the handler used to take the gate with tryWait and drop the event when the gate
+// was taken. The gate is still held when `settle` or waitUntilLost registers the watcher, and a
+// socket that is already at its end (the server stopped before the waiter registered) fires at
+// once: the event was dropped, and the waiter never returned (seen in a full test run).
 
 import Interlock
 import Synchronization
@@ -209,13 +216,19 @@ extension PostgresLock {
         }
     }
 
-    /// The reactor's call when the idle session's socket became readable or failed.
+    /// The reactor's call when the idle session's socket became readable or failed: the check
+    /// needs the gate, which the registering call may still hold, so a task waits for it.
     private func watcherFired() {
-        // A call runs: it unregistered the watcher (or will find the registration used) and
-        // registers it again when it ends, after noticing a dead session itself.
-        guard gate.tryWait() else { return }
+        Task { await self.checkIdle() }
+    }
+
+    /// Reads what arrived on the idle session, records a loss, and settles (under the gate).
+    func checkIdle() async {
+        // Not cancellable: an unstructured task that no one cancels.
+        do { try await gate.wait() } catch { return }
         let session = box.session
-        session.watcherFired()
+        session.stopWatching()
+        session.pollIdle()
         settle(session)
         gate.signal()
     }

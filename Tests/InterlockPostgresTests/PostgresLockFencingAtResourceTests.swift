@@ -9,7 +9,7 @@ import Testing
 
 @testable import InterlockPostgres
 
-@Suite("PostgresLock, fencing at the resource", .serialized)
+@Suite("PostgresLock, fencing at the resource", .serialized, .timeLimit(.minutes(2)))
 struct PostgresLockFencingAtResourceTests {
     /// A write to the protected row with `token`. - Returns: the rows it changed (0: refused).
     static func write(_ server: PostgresServer, name: String, body: String, token: Int64) throws -> Int {

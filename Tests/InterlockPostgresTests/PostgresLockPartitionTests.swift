@@ -18,7 +18,7 @@ import Glibc
 import Musl
 #endif
 
-@Suite("PostgresLock, a holder's host cut off", .serialized)
+@Suite("PostgresLock, a holder's host cut off", .serialized, .timeLimit(.minutes(4)))
 struct PostgresLockPartitionTests {
     @Test(
         "a holder whose network is cut is released by the server, and its waitUntilLost returns, within about 30 s",

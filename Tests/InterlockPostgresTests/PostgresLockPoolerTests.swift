@@ -22,7 +22,7 @@ import Glibc
 import Musl
 #endif
 
-@Suite("PostgresLock behind PgBouncer", .serialized)
+@Suite("PostgresLock behind PgBouncer", .serialized, .timeLimit(.minutes(2)))
 struct PostgresLockPoolerTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

@@ -52,10 +52,9 @@ extension _PostgresSession {
         _PGReactor.shared.cancel(fd: watchedSocket)
     }
 
-    /// After the watcher fired (with the gate held): reads what arrived, and records a loss when
-    /// the session ended.
-    func watcherFired() {
-        watching = false
+    /// After the watcher fired (with the gate held, the watcher unregistered): reads what
+    /// arrived, and records a loss when the session ended.
+    func pollIdle() {
         guard heldAndAlive, let open else { return }
         if !open.consumeIdleInput() { markLost() }
     }
