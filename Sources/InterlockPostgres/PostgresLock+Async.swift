@@ -249,7 +249,7 @@ final class _PGLossWaiters: Sendable {
         var next: UInt64 = 0
         var entries: [UInt64: Entry] = [:]
     }
-    private let state = Mutex(State())
+    private let state = _PGProtected(State())
 
     /// How many tasks wait (reserved entries count: they are about to).
     var count: Int { state.withLock { $0.entries.count } }

@@ -103,7 +103,7 @@ final class _PGCancelRequest: @unchecked Sendable {
         case sending([UnsafeContinuation<Void, Never>])
         case done
     }
-    private let state = Mutex<State>(.idle)
+    private let state = _PGProtected<State>(.idle)
 
     init(_ handle: OpaquePointer) { cancel = PQgetCancel(handle) }
 

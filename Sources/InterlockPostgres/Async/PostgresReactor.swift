@@ -50,7 +50,7 @@ final class _PGReactor: Sendable {
     }
 
     private let epoll: Int32
-    private let registrations = Mutex<[Int32: Waiter]>([:])
+    private let registrations = _PGProtected<[Int32: Waiter]>([:])
 
     private init() {
         let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -130,11 +130,30 @@ final class _PGReactor: Sendable {
 
     /// Runs `work` on a thread of its own and returns its result: for libpq calls that block
     /// (opening a connection, PQcancel), so that no thread of the cooperative pool waits in them.
+    ///
+    /// The result travels in a Mutex, not in the continuation: the thread's unlock and the
+    /// task's lock after it resumes are an edge that ThreadSanitizer sees (it does not always
+    /// see the one through the concurrency runtime's enqueue of the task), and they order
+    /// whatever `work` wrote (the session it opened) before the task reads it.
     static func offload<R: Sendable>(_ work: @escaping @Sendable () -> R) async -> R {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<R, Never>) in
-            _PGThread.start { continuation.resume(returning: work()) }
+        let outcome = _PGOutcome<R>()
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            _PGThread.start {
+                let result = work()
+                outcome.value.withLock { $0 = result }
+                continuation.resume()
+            }
         }
+        guard let result = outcome.value.withLock({ $0 }) else {
+            fatalError("InterlockPostgres: internal error, offloaded work resumed without a result")
+        }
+        return result
     }
+}
+
+/// The result of offloaded work, handed from its thread to the task under a Mutex.
+final class _PGOutcome<R: Sendable>: Sendable {
+    let value = _PGProtected<R?>(nil)
 }
 
 /// A detached POSIX thread running a closure (the core library has no thread type to lend).
