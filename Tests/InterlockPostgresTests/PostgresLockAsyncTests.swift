@@ -5,7 +5,6 @@
 // and on cancellation.
 
 import Interlock
-import Synchronization
 import Testing
 
 @testable import InterlockPostgres

@@ -23,7 +23,7 @@ struct PostgresLockThreadTests {
         // `tokens` (a second holder would find 1, or append out of order).
         let inside = Atomic<Int>(0)
         let overlaps = Atomic<Int>(0)
-        let tokens = Mutex<[Int64]>([])
+        let tokens = PGLocked<[Int64]>([])
         let workers = locks.map { lock in
             PGThread { () throws -> Int in
                 var taken = 0

@@ -3,7 +3,6 @@
 // beyond it. Needs root and iproute2's `ip`; `NetworkNamespace.available` says whether this
 // machine can make one. Only the server that the test itself started listens on the host's end.
 
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -20,7 +19,7 @@ final class NetworkNamespace: Sendable {
     /// The address of the namespace's end.
     let address: String
     private let inside: String
-    private let removed = Mutex(false)
+    private let removed = PGLocked(false)
 
     /// Whether namespaces can be made here: root, `ip`, and a namespace made and removed.
     static let available: Bool = {

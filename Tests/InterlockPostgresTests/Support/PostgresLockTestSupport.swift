@@ -3,8 +3,8 @@
 // the helper executable (interlock-pg-helper, built with the tests) run as a child.
 
 import Foundation
+import Interlock
 import InterlockPostgres
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -110,8 +110,8 @@ func closeOnExecPipe(_ fds: inout [Int32]) -> Bool {
 /// block a thread of Swift concurrency's cooperative pool); `join()` waits for it and returns
 /// the closure's outcome.
 final class PGThread<Value: Sendable>: Sendable {
-    private let handle: Mutex<pthread_t?> = Mutex(nil)
-    private let outcome: Mutex<Result<Value, any Error>?> = Mutex(nil)
+    private let handle = PGLocked<pthread_t?>(nil)
+    private let outcome = PGLocked<Result<Value, any Error>?>(nil)
 
     init(_ body: @escaping @Sendable () throws -> Value) {
         let box = Unmanaged.passRetained(
@@ -277,5 +277,24 @@ enum PGHelper {
         }
         try #require(rc == 0, "posix_spawn \(path) failed: \(String(cString: strerror(rc)))")
         return Child(pid: pid, input: stdinPipe[1], output: stdoutPipe[0])
+    }
+}
+
+// MARK: - Shared state
+
+/// A value read and written under Interlock's `Lock`, for state that threads share in these
+/// tests. Not Synchronization.Mutex: its contended path is not instrumented, so ThreadSanitizer
+/// misses the hand-off and reports the value as raced (seen in a CI run).
+final class PGLocked<Value>: @unchecked Sendable {
+    // @unchecked: `value` is touched only under `lock`.
+    private let lock = Interlock.Lock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }

@@ -4,7 +4,6 @@
 // this process holds open).
 
 import Foundation
-import Synchronization
 import Testing
 
 @testable import InterlockPostgres
@@ -153,7 +152,7 @@ final class PgBouncerServer: Sendable {
     let connectionString: String
     private let keepAlive: Int32
     private let pid: pid_t
-    private let stopped = Mutex(false)
+    private let stopped = PGLocked(false)
 
     init(proxying server: PostgresServer, mode: String, poolSize: Int = 4) throws {
         let started = try startServing(

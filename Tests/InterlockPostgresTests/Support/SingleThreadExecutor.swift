@@ -6,10 +6,10 @@ import Interlock
 import Synchronization
 
 final class SingleThreadExecutor: TaskExecutor, Sendable {
-    private let jobs = Mutex<[UnownedJob]>([])
+    private let jobs = PGLocked<[UnownedJob]>([])
     private let ready = Semaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
-    private let thread = Mutex<PGThread<Void>?>(nil)
+    private let thread = PGLocked<PGThread<Void>?>(nil)
 
     init() {
         let started = PGThread { [self] in run() }
