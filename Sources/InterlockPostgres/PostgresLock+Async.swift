@@ -164,9 +164,9 @@ extension PostgresLock {
         }
         let id = lossWaiters.reserve()
         await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            await _PGResumption.suspend { continuation, resumption in
                 // Still under the gate: registered before any call can end the acquisition.
-                lossWaiters.add(id, continuation)
+                lossWaiters.add(id, continuation, resumption)
                 session.startWatching { [weak self] in self?.watcherFired() }
                 gate.signal()
             }
@@ -243,7 +243,7 @@ final class _PGLossWaiters: Sendable {
     private enum Entry {
         case reserved
         case cancelled
-        case waiting(UnsafeContinuation<Void, Never>)
+        case waiting(UnsafeContinuation<Void, Never>, _PGResumption)
     }
     private struct State {
         var next: UInt64 = 0
@@ -265,47 +265,47 @@ final class _PGLossWaiters: Sendable {
         }
     }
 
-    func add(_ id: UInt64, _ continuation: UnsafeContinuation<Void, Never>) {
+    func add(_ id: UInt64, _ continuation: UnsafeContinuation<Void, Never>, _ resumption: _PGResumption) {
         let resumeNow = state.withLock { state -> Bool in
             if case .cancelled = state.entries[id] {
                 state.entries[id] = nil
                 return true
             }
-            state.entries[id] = .waiting(continuation)
+            state.entries[id] = .waiting(continuation, resumption)
             return false
         }
-        if resumeNow { continuation.resume() }
+        if resumeNow { resumption.resume(continuation) }
     }
 
     func cancel(_ id: UInt64) {
-        let continuation = state.withLock { state -> UnsafeContinuation<Void, Never>? in
+        let waiter = state.withLock { state -> (UnsafeContinuation<Void, Never>, _PGResumption)? in
             switch state.entries[id] {
             case .reserved:
                 state.entries[id] = .cancelled
                 return nil
-            case .waiting(let continuation):
+            case .waiting(let continuation, let resumption):
                 state.entries[id] = nil
-                return continuation
+                return (continuation, resumption)
             case .cancelled, nil:
                 return nil
             }
         }
-        continuation?.resume()
+        if let (continuation, resumption) = waiter { resumption.resume(continuation) }
     }
 
     /// Resumes every waiting task. Called under the gate, as `reserve` and `add` are (one call
     /// of waitUntilLost, before it lets the gate go), so no entry is reserved meanwhile.
     func resumeAll() {
-        let continuations = state.withLock { state -> [UnsafeContinuation<Void, Never>] in
-            var resumed: [UnsafeContinuation<Void, Never>] = []
+        let waiters = state.withLock { state -> [(UnsafeContinuation<Void, Never>, _PGResumption)] in
+            var resumed: [(UnsafeContinuation<Void, Never>, _PGResumption)] = []
             for (id, entry) in state.entries {
-                if case .waiting(let continuation) = entry {
-                    resumed.append(continuation)
+                if case .waiting(let continuation, let resumption) = entry {
+                    resumed.append((continuation, resumption))
                     state.entries[id] = nil
                 }
             }
             return resumed
         }
-        for continuation in continuations { continuation.resume() }
+        for (continuation, resumption) in waiters { resumption.resume(continuation) }
     }
 }

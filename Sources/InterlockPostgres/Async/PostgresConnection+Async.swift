@@ -100,7 +100,7 @@ final class _PGCancelRequest: @unchecked Sendable {
 
     private enum State {
         case idle
-        case sending([UnsafeContinuation<Void, Never>])
+        case sending([(UnsafeContinuation<Void, Never>, _PGResumption)])
         case done
     }
     private let state = _PGProtected<State>(.idle)
@@ -121,25 +121,25 @@ final class _PGCancelRequest: @unchecked Sendable {
             var error = [CChar](repeating: 0, count: 256)
             // A failed request leaves the statement to end by itself (its lock_timeout).
             _ = PQcancel(cancel, &error, Int32(error.count))
-            let waiters = state.withLock { state -> [UnsafeContinuation<Void, Never>] in
+            let waiters = state.withLock { state -> [(UnsafeContinuation<Void, Never>, _PGResumption)] in
                 defer { state = .done }
                 if case .sending(let waiters) = state { return waiters }
                 return []
             }
-            for waiter in waiters { waiter.resume() }
+            for (continuation, resumption) in waiters { resumption.resume(continuation) }
         }
     }
 
     /// Returns once a request that was sent has reached the server (at once when none was).
     func delivered() async {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+        await _PGResumption.suspend { continuation, resumption in
             let wait = state.withLock { state -> Bool in
                 guard case .sending(var waiters) = state else { return false }
-                waiters.append(continuation)
+                waiters.append((continuation, resumption))
                 state = .sending(waiters)
                 return true
             }
-            if !wait { continuation.resume() }
+            if !wait { resumption.resume(continuation) }
         }
     }
 }

@@ -45,7 +45,7 @@ final class _PGReactor: Sendable {
     static let shared = _PGReactor()
 
     private enum Waiter {
-        case task(UnsafeContinuation<Void, Never>)
+        case task(UnsafeContinuation<Void, Never>, _PGResumption)
         case handler(@Sendable () -> Void)
     }
 
@@ -64,11 +64,11 @@ final class _PGReactor: Sendable {
     /// Suspends the calling task until `fd` is readable (or writable), or has an error or a
     /// hang-up; the caller then finds out which from libpq.
     func ready(_ fd: Int32, writable: Bool = false) async {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+        await _PGResumption.suspend { continuation, resumption in
             let events = (writable ? EPOLLOUT.rawValue : EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
-            if !register(fd, events: events, .task(continuation)) {
+            if !register(fd, events: events, .task(continuation, resumption)) {
                 // Not watchable (closed under us): let the caller ask libpq, which fails.
-                continuation.resume()
+                resumption.resume(continuation)
             }
         }
     }
@@ -120,7 +120,7 @@ final class _PGReactor: Sendable {
                     return waiter
                 }
                 switch waiter {
-                case .task(let continuation): continuation.resume()
+                case .task(let continuation, let resumption): resumption.resume(continuation)
                 case .handler(let handler): handler()
                 case nil: break  // cancelled just before it fired
                 }
@@ -137,11 +137,11 @@ final class _PGReactor: Sendable {
     /// whatever `work` wrote (the session it opened) before the task reads it.
     static func offload<R: Sendable>(_ work: @escaping @Sendable () -> R) async -> R {
         let outcome = _PGOutcome<R>()
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+        await _PGResumption.suspend { continuation, resumption in
             _PGThread.start {
                 let result = work()
                 outcome.value.withLock { $0 = result }
-                continuation.resume()
+                resumption.resume(continuation)
             }
         }
         guard let result = outcome.value.withLock({ $0 }) else {
