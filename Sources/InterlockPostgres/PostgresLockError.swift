@@ -2,7 +2,7 @@
 // what went wrong and, when the server said no, its message and SQLSTATE. PostgresLock never
 // traps, and never puts the connection string (which may hold a password) in an error.
 
-/// An error thrown by `PostgresLock`.
+/// An error thrown by `PostgresLock` or `PostgresSemaphore`.
 ///
 /// Its ``description`` reads, for example:
 /// `PostgresLock.init "nightly-report": cannot create the schema interlock: permission denied for database jobs (SQLSTATE 42501)`.
@@ -44,8 +44,11 @@ public struct PostgresLockError: Error, CustomStringConvertible, Sendable, Equat
 
     /// What kind of failure this is.
     public let code: Code
-    /// The lock's name, as given to `PostgresLock.init(connectionString:name:)`.
+    /// The lock's name, as given to `PostgresLock.init(connectionString:name:)` (or the
+    /// semaphore's).
     public let lockName: String
+    /// The type that threw: `PostgresLock` or `PostgresSemaphore`.
+    public var primitive = "PostgresLock"
     /// The operation that failed: `init`, `tryLock`, `lock(before:)`, `unlock`, `checkHeld`,
     /// `holderInfo`.
     public let operation: String
@@ -69,9 +72,9 @@ public struct PostgresLockError: Error, CustomStringConvertible, Sendable, Equat
         self.serverMessage = serverMessage
     }
 
-    /// `PostgresLock.<operation> "<name>": <message>[: <server message>][ (SQLSTATE XXXXX)]`.
+    /// `<primitive>.<operation> "<name>": <message>[: <server message>][ (SQLSTATE XXXXX)]`.
     public var description: String {
-        var text = "PostgresLock.\(operation) \"\(lockName)\": \(message)"
+        var text = "\(primitive).\(operation) \"\(lockName)\": \(message)"
         if let serverMessage { text += ": \(serverMessage)" }
         if let sqlState { text += " (SQLSTATE \(sqlState))" }
         return text

@@ -6,6 +6,13 @@ final class _PostgresSession {
     let connectionString: String
     let name: String
     let key: Int64
+    /// A PostgresSemaphore's slots (the keys of its permits); nil for a PostgresLock.
+    let slots: [Int64]?
+    /// How long a semaphore's waiter sleeps at most without a notification (tests lengthen it
+    /// to prove that a release wakes the waiter).
+    var recheckInterval = _PostgresSemaphoreSQL.recheckInterval
+    /// The key of the advisory lock held: `key` for a lock, the granted slot for a semaphore.
+    private(set) var heldKey: Int64
     /// The open session, if any (nil after a loss or a failed open).
     private(set) var open: _PGConnection?
     /// This client's mark on the open session's server side (`interlock.client`): random, new
@@ -34,10 +41,12 @@ final class _PostgresSession {
     /// Whether a session that seems to pass through a pooler is probed with a second connection.
     let probingPoolers: Bool
 
-    init(connectionString: String, name: String, key: Int64, probingPoolers: Bool) {
+    init(connectionString: String, name: String, key: Int64, probingPoolers: Bool, slots: [Int64]? = nil) {
         self.connectionString = connectionString
         self.name = name
         self.key = key
+        self.heldKey = key
+        self.slots = slots
         self.probingPoolers = probingPoolers
     }
 
@@ -172,11 +181,19 @@ final class _PostgresSession {
         }
     }
 
-    /// Prepares the statements; when the schema is missing, creates it and prepares again.
+    /// Prepares the statements (a lock's, or a semaphore's with its session setting); when the
+    /// schema is missing, creates it and prepares again. The first statement of each list
+    /// reads the schema, so a missing schema fails before anything was prepared.
     private func prepare(_ connection: _PGConnection, for operation: String) throws(PostgresLockError) {
+        let statements =
+            slots == nil
+            ? _PostgresLockSQL.statements
+            : _PostgresSemaphoreSQL.statements
+                + _PostgresLockSQL.statements.filter { $0.name == _PostgresLockSQL.check }
         for attempt in 0..<2 {
             do {
-                for statement in _PostgresLockSQL.statements {
+                if slots != nil { _ = try connection.run(_PostgresSemaphoreSQL.sessionSettings) }
+                for statement in statements {
                     try connection.prepare(statement.name, statement.sql, parameterCount: statement.parameters)
                 }
                 return
@@ -221,6 +238,15 @@ final class _PostgresSession {
             throw pooler(operation, "the statement ran on a server session that this client does not own")
         }
         guard let counter = row[1] else { return .notGranted }
+        if slots != nil {
+            guard row.count > 4, let slot = row[4].flatMap({ Int64($0) }) else {
+                close()
+                throw PostgresLockError(
+                    code: .serverError, lockName: name, operation: operation,
+                    message: "internal error: a granted permit without its slot; the session was closed")
+            }
+            heldKey = slot
+        }
         return .granted(counter: counter, epoch: row[2].flatMap { Int64($0) })
     }
 
@@ -317,7 +343,7 @@ final class _PostgresSession {
     /// One acquisition statement on the session, which returns the row `mine, counter, epoch`
     /// (counter NULL when the lock was not granted); a granted lock gets its token. Any
     /// failure after the grant closes the session, which releases the lock (invariant 3).
-    private func attempt(
+    func attempt(
         operation: String, retryOnLostSession: Bool,
         _ statement: (_PGConnection, String) throws(_PGFailure) -> [String?]
     ) throws(PostgresLockError) -> Int64? {
@@ -347,6 +373,7 @@ final class _PostgresSession {
                     throw error
                 }
                 let token = try granted(counter: counter, epoch: epoch, operation: operation)
+                guard slots == nil else { return token }  // a semaphore's tokens are not noted
                 try noted(
                     token, operation,
                     Result { () throws(_PGFailure) in
@@ -406,7 +433,7 @@ final class _PostgresSession {
         guard let open = connectionForCheck() else { return false }
         return try checked(
             Result { () throws(_PGFailure) in
-                try open.run(prepared: _PostgresLockSQL.check, [String(key), nonce])
+                try open.run(prepared: _PostgresLockSQL.check, [String(heldKey), nonce])
             })
     }
 
@@ -469,10 +496,21 @@ final class _PostgresSession {
     /// Releases the lock; afterwards it is not held, whatever happens.
     func release() throws(PostgresLockError) {
         let open = try beginRelease()
+        let (statement, parameters) = releaseStatement
         try released(
             Result { () throws(_PGFailure) in
-                try open.run(prepared: _PostgresLockSQL.unlock, [String(key), nonce])
+                try open.run(prepared: statement, parameters)
             })
+    }
+
+    /// The prepared statement that releases what is held, and its parameters: a lock's unlock,
+    /// or a semaphore's release, which also wakes its waiters (PostgresSemaphoreSQL.swift).
+    var releaseStatement: (String, [String]) {
+        guard slots != nil else { return (_PostgresLockSQL.unlock, [String(key), nonce]) }
+        return (
+            _PostgresSemaphoreSQL.release,
+            [String(heldKey), nonce, _PostgresSemaphoreSQL.channel(name: name), String(key)]
+        )
     }
 
     // MARK: - Who holds it

@@ -14,6 +14,12 @@
 //       COUNTER (a decimal count, 20 digits and a newline; exit 5 when it is not), write it back
 //       plus one in place, unlock. At the end, write one line "VALUE TOKEN" per iteration to OUT:
 //       the count this process wrote and the fencing token it held while writing it.
+//   interlock-pg-helper semaphore CONNINFO NAME PERMITS ITERATIONS OCCUPANCY OUT
+//       ITERATIONS times: PostgresSemaphore.acquire(before:) with a 60 s deadline (exit 4 when it
+//       passes); then, under an flock of OCCUPANCY (a decimal count, 20 digits and a newline),
+//       add one to it; hold the permit 1 ms; subtract one likewise; release. At the end, write
+//       to OUT one line "OCCUPANCY TOKEN" per iteration: the count this process wrote when it
+//       entered (the holders at that moment, itself included) and its permit's fencing token.
 //
 // Exit status: 0 done, 1 a PostgresLock error (printed on stderr), 2 bad arguments, 3 the lock
 // was held, 4 timed out waiting for the lock, 5 a counter that is not a count, 6 a file error.
@@ -81,6 +87,14 @@ func holdUntilLost(_ connectionString: String, _ name: String) async -> Never {
     exit(0)
 }
 
+/// Writes the records to `out` and exits 0.
+func finish(writing records: [String], to out: String) -> Never {
+    let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    if fd < 0 || !writeAll(fd, records.joined()) { fail("write \(out): errno \(errno)", 6) }
+    close(fd)
+    exit(0)
+}
+
 /// Reads the 21-byte counter at offset 0. - Returns: its value, or nil when it is not a count.
 func readCounter(_ fd: Int32) -> Int? {
     var buffer = [UInt8](repeating: 0, count: 64)
@@ -119,10 +133,48 @@ func count(_ connectionString: String, _ name: String, _ counter: String, _ iter
         records.append("\(value + 1) \(token)\n")
         do { try lock.unlock() } catch { fail("unlock: \(error)", 1) }
     }
-    let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    if fd < 0 || !writeAll(fd, records.joined()) { fail("write \(out): errno \(errno)", 6) }
-    close(fd)
-    exit(0)
+    finish(writing: records, to: out)
+}
+
+/// Adds `delta` to the count in `path` under an exclusive flock. - Returns: the new count.
+func addOccupancy(_ path: String, _ delta: Int) -> Int {
+    let fd = open(path, O_RDWR | O_CLOEXEC)
+    if fd < 0 { fail("open \(path): errno \(errno)", 6) }
+    defer { close(fd) }
+    while flock(fd, LOCK_EX) != 0 { if errno != EINTR { fail("flock \(path): errno \(errno)", 6) } }
+    guard let value = readCounter(fd) else { fail("\(path) does not hold a count", 5) }
+    let text = Array(formatCounter(value + delta).utf8)
+    if text.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, 0) }) != text.count {
+        fail("pwrite \(path): errno \(errno)", 6)
+    }
+    return value + delta
+}
+
+/// `semaphore`: ITERATIONS holds of a permit, each counted in OCCUPANCY while held.
+func semaphore(
+    _ connectionString: String, _ name: String, _ permits: Int, _ iterations: Int, _ occupancy: String, _ out: String
+) async -> Never {
+    let semaphore: PostgresSemaphore
+    do {
+        semaphore = try PostgresSemaphore(connectionString: connectionString, name: name, permits: permits)
+    } catch {
+        fail("init: \(error)", 1)
+    }
+    var records: [String] = []
+    for _ in 0..<iterations {
+        let acquired: Bool
+        do { acquired = try await semaphore.acquire(before: .now + .seconds(60)) } catch {
+            fail("acquire: \(error)", 1)
+        }
+        if !acquired { fail("timed out waiting for a permit", 4) }
+        guard let token = semaphore.fencingToken else { fail("no fencing token while holding", 1) }
+        let inside = addOccupancy(occupancy, 1)
+        usleep(1000)  // the work done under the permit: lets the holders overlap
+        _ = addOccupancy(occupancy, -1)
+        records.append("\(inside) \(token)\n")
+        do { try semaphore.release() } catch { fail("release: \(error)", 1) }
+    }
+    finish(writing: records, to: out)
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -134,8 +186,13 @@ case "hold-until-lost" where arguments.count == 3:
 case "count" where arguments.count == 6:
     guard let iterations = Int(arguments[4]), iterations >= 0 else { fail("bad ITERATIONS \(arguments[4])", 2) }
     count(arguments[1], arguments[2], arguments[3], iterations, arguments[5])
+case "semaphore" where arguments.count == 7:
+    guard let permits = Int(arguments[3]), let iterations = Int(arguments[4]), iterations >= 0 else {
+        fail("bad PERMITS or ITERATIONS", 2)
+    }
+    await semaphore(arguments[1], arguments[2], permits, iterations, arguments[5], arguments[6])
 default:
     fail(
-        "usage: interlock-pg-helper hold CONNINFO NAME | hold-until-lost CONNINFO NAME | count CONNINFO NAME COUNTER ITERATIONS OUT",
+        "usage: interlock-pg-helper hold CONNINFO NAME | hold-until-lost CONNINFO NAME | count CONNINFO NAME COUNTER ITERATIONS OUT | semaphore CONNINFO NAME PERMITS ITERATIONS OCCUPANCY OUT",
         2)
 }

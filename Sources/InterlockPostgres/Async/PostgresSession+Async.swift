@@ -123,7 +123,7 @@ extension _PostgresSession {
         return nil
     }
 
-    private func attemptAsync(
+    func attemptAsync(
         operation: String, retryOnLostSession: Bool, box: _PGSessionBox,
         _ statement: (_PGConnection, String) async throws(_PGFailure) -> [String?]
     ) async throws -> Int64? {
@@ -154,6 +154,7 @@ extension _PostgresSession {
                     throw error
                 }
                 let token = try granted(counter: counter, epoch: epoch, operation: operation)
+                guard slots == nil else { return token }  // a semaphore's tokens are not noted
                 let name = self.name
                 try noted(
                     token, operation,
@@ -168,18 +169,17 @@ extension _PostgresSession {
     /// `release()`, suspending the task instead of blocking.
     func releaseAsync() async throws(PostgresLockError) {
         let open = try beginRelease()
-        let key = String(self.key)
-        let nonce = self.nonce
+        let (statement, parameters) = releaseStatement
         try released(
             await Result { () async throws(_PGFailure) in
-                try await open.runAsync(prepared: _PostgresLockSQL.unlock, [key, nonce])
+                try await open.runAsync(prepared: statement, parameters)
             })
     }
 
     /// `checkHeld()`, suspending the task instead of blocking.
     func checkHeldAsync() async throws(PostgresLockError) -> Bool {
         guard let open = connectionForCheck() else { return false }
-        let key = String(self.key)
+        let key = String(self.heldKey)
         let nonce = self.nonce
         return try checked(
             await Result { () async throws(_PGFailure) in

@@ -77,9 +77,15 @@ final class PostgresServer: Sendable {
 
     /// Makes the server listen on `address` too, trusting the client `client` (a restart).
     func listen(on address: String, allowing client: String) throws {
+        try listen(on: [(address, client)])
+    }
+
+    /// Makes the server listen on each address too, trusting its client (one restart).
+    func listen(on hosts: [(address: String, client: String)]) throws {
         let data = directory + "/data"
-        try appendLine("listen_addresses = '127.0.0.1,\(address)'", to: data + "/postgresql.conf")
-        try appendLine("host all all \(client)/32 trust", to: data + "/pg_hba.conf")
+        let addresses = ["127.0.0.1"] + hosts.map(\.address)
+        try appendLine("listen_addresses = '\(addresses.joined(separator: ","))'", to: data + "/postgresql.conf")
+        for host in hosts { try appendLine("host all all \(host.client)/32 trust", to: data + "/pg_hba.conf") }
         try control("stop")
         try control("start")
     }
