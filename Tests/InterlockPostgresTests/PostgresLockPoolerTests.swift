@@ -175,4 +175,35 @@ struct PostgresLockPoolerTests {
         #expect(try #require(lock.fencingToken) > last)
         try lock.unlock()
     }
+
+    @Test("PostgresSemaphore: transaction pooling refused; session pooling counts permits and wakes a waiter")
+    func semaphoreBehindPoolers() async throws {
+        let name = "pooler-semaphore"
+        let sharing = try PgBouncerServer(proxying: server, mode: "transaction")
+        for attempt in 0..<3 {
+            let error = try #require(throws: PostgresLockError.self, "attempt \(attempt)") {
+                _ = try PostgresSemaphore(connectionString: sharing.connectionString, name: name, permits: 2)
+            }
+            #expect(error.code == .unsupportedPooler)
+            #expect(error.description.hasPrefix("PostgresSemaphore.init \"\(name)\""), "\(error)")
+        }
+        sharing.stop()
+
+        let bouncer = try PgBouncerServer(proxying: server, mode: "session")
+        defer { bouncer.stop() }
+        let semaphores = try (0..<3).map { _ in
+            try PostgresSemaphore(connectionString: bouncer.connectionString, name: name, permits: 2)
+        }
+        semaphores[2].box.session.recheckInterval = .seconds(600)  // woken by the release only
+        #expect(try semaphores[0].tryAcquire())
+        #expect(try semaphores[1].tryAcquire())
+        #expect(try !semaphores[2].tryAcquire())
+        let waiting = Task { try await semaphores[2].acquire(before: .now + .seconds(60)) }
+        let waitKey = _PostgresSemaphoreSQL.waitKey(name: name)
+        while try PGTest.advisoryLockRows(server, key: waitKey).isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        try semaphores[0].release()
+        #expect(try await waiting.value)
+        try semaphores[1].release()
+        try semaphores[2].release()
+    }
 }
