@@ -39,6 +39,7 @@ enum WorkloadRegistry {
         .distributedLockProcesses,
         .postgresLock,
         .postgresLockAsync,
+        .postgresSemaphore,
         // Lock-free queues
         .lockFreeStackTransfer,
         .lockFreeStackAlternating,

@@ -195,15 +195,15 @@ struct PostgresLockPoolerTests {
             try PostgresSemaphore(connectionString: bouncer.connectionString, name: name, permits: 2)
         }
         semaphores[2].box.session.recheckInterval = .seconds(600)  // woken by the release only
-        #expect(try semaphores[0].tryAcquire())
-        #expect(try semaphores[1].tryAcquire())
-        #expect(try !semaphores[2].tryAcquire())
+        #expect(try await semaphores[0].tryAcquire())
+        #expect(try await semaphores[1].tryAcquire())
+        #expect(try await !semaphores[2].tryAcquire())
         let waiting = Task { try await semaphores[2].acquire(before: .now + .seconds(60)) }
         let waitKey = _PostgresSemaphoreSQL.waitKey(name: name)
         while try PGTest.advisoryLockRows(server, key: waitKey).isEmpty { try await Task.sleep(for: .milliseconds(5)) }
-        try semaphores[0].release()
+        try await semaphores[0].release()
         #expect(try await waiting.value)
-        try semaphores[1].release()
-        try semaphores[2].release()
+        try await semaphores[1].release()
+        try await semaphores[2].release()
     }
 }

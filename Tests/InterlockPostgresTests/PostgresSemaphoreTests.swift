@@ -108,36 +108,36 @@ struct PostgresSemaphoreTests {
         let held = try #require(holder.fencingToken)
         let waiting = Task { try await waiter.acquire(before: .now + .seconds(60)) }
         try await waitForWaiters(name, 1)
-        try holder.release()
+        try await holder.release()
         #expect(try await waiting.value)
         #expect(try #require(waiter.fencingToken) > held)
         #expect(try waiters(name) == 0, "the waiter still holds the wait key")
         #expect(try slotHolders(name, permits: 1) == 1)
-        #expect(try !holder.tryAcquire())
-        try waiter.release()
+        #expect(try await !holder.tryAcquire())
+        try await waiter.release()
     }
 
     @Test("a waiting acquire gives up at its deadline, not before, and leaves nothing behind")
     func acquireGivesUpAtTheDeadline() async throws {
         let name = "semaphore-deadline"
         let (holder, waiter) = try holderAndWaiter(name)
-        #expect(try holder.tryAcquire())
+        #expect(try await holder.tryAcquire())
         let start = ContinuousClock.now
         #expect(try await !waiter.acquire(before: start + .milliseconds(700)))
         #expect(ContinuousClock.now - start >= .milliseconds(700))
         #expect(waiter.fencingToken == nil)
         #expect(try waiters(name) == 0)
         #expect(try slotHolders(name, permits: 1) == 1)
-        try holder.release()
+        try await holder.release()
         #expect(try await waiter.acquire(before: .now))
-        try waiter.release()
+        try await waiter.release()
     }
 
     @Test("cancelling a waiting acquire throws CancellationError and holds nothing, on the server either")
     func cancelledAcquireHoldsNothing() async throws {
         let name = "semaphore-cancel"
         let (holder, waiter) = try holderAndWaiter(name)
-        #expect(try holder.tryAcquire())
+        #expect(try await holder.tryAcquire())
         let waiting = Task { try await waiter.acquire(before: .now + .seconds(60)) }
         try await waitForWaiters(name, 1)
         waiting.cancel()
@@ -145,18 +145,18 @@ struct PostgresSemaphoreTests {
         #expect(try waiters(name) == 0)
         #expect(try slotHolders(name, permits: 1) == 1)
         #expect(waiter.fencingToken == nil)
-        try holder.release()
+        try await holder.release()
         #expect(try slotHolders(name, permits: 1) == 0)
         // The object works afterwards.
         #expect(try await waiter.acquire(before: .now + .seconds(5)))
-        try waiter.release()
+        try await waiter.release()
     }
 
     @Test("a holder whose backend is terminated: the waiter gets the permit, the holder learns of the loss")
     func terminatedHolderFreesItsPermit() async throws {
         let name = "semaphore-terminated"
         let (holder, waiter) = try holderAndWaiter(name)
-        #expect(try holder.tryAcquire())
+        #expect(try await holder.tryAcquire())
         let lost = try #require(holder.fencingToken)
         let slot = _PostgresSemaphoreSQL.slotKeys(name: name, permits: 1)[0]
         let pid = try #require(try PGTest.holderPID(server, key: slot))
@@ -171,7 +171,7 @@ struct PostgresSemaphoreTests {
         #expect(holder.fencingToken == nil)
         let error = try #require(throws: PostgresLockError.self) { try holder.release() }
         #expect(error.code == .lockLost)
-        try waiter.release()
+        try await waiter.release()
     }
 
     @Test("10 tasks share 3 permits through acquire and release: never more than 3 inside")
@@ -194,7 +194,7 @@ struct PostgresSemaphoreTests {
                         }
                         try await Task.sleep(for: .milliseconds(1))
                         inside.withLock { $0.now -= 1 }
-                        try semaphore.release()
+                        try await semaphore.release()
                     }
                 }
             }

@@ -172,7 +172,7 @@ func semaphore(
         usleep(1000)  // the work done under the permit: lets the holders overlap
         _ = addOccupancy(occupancy, -1)
         records.append("\(inside) \(token)\n")
-        do { try semaphore.release() } catch { fail("release: \(error)", 1) }
+        do { try await semaphore.release() } catch { fail("release: \(error)", 1) }
     }
     finish(writing: records, to: out)
 }

@@ -182,6 +182,36 @@ public final class PostgresSemaphore: Sendable {
         return held
     }
 
+    // MARK: - Async forms of the round trips
+
+    /// Takes a permit if one is free, without waiting: one round trip, during which the task is
+    /// suspended and its thread free.
+    ///
+    /// - Returns: as ``tryAcquire()-8i4t3``.
+    /// - Throws: what ``tryAcquire()-8i4t3`` throws; `CancellationError` when the task was
+    ///   cancelled while it waited for another call on this object to end.
+    public func tryAcquire() async throws -> Bool {
+        try await acquire(before: .now - .seconds(1))
+    }
+
+    /// Gives the permit back, as ``release()-3jbx1`` does, with the task suspended during the
+    /// round trip.
+    ///
+    /// - Throws: what ``release()-3jbx1`` throws; `CancellationError` only when the task was
+    ///   cancelled before its turn came (another call on this object was running): then
+    ///   nothing changed.
+    public func release() async throws {
+        try await gate.wait()
+        defer { gate.signal() }
+        // Relaxed: the token is only cleared; nothing is published with the zero.
+        token.store(0, ordering: .relaxed)
+        do {
+            try await box.session.releaseAsync()
+        } catch {
+            throw error.naming(Self.self)
+        }
+    }
+
     /// Runs `body`, naming this type in the error it throws (the session's errors name
     /// PostgresLock).
     private func naming<R>(_ body: () throws(PostgresLockError) -> R) throws(PostgresLockError) -> R {
