@@ -1,5 +1,7 @@
-// The connection-owning half of PostgresLock: its state (PostgresLock.swift's table) and the
-// round trips, run under PostgresLock's mutex.
+// The connection-owning half of PostgresLock and PostgresSemaphore: its state (PostgresLock.swift's
+// table) and the round trips, run by the holder of the object's gate. A semaphore's session is
+// the same with `slots` set: its acquisition tries the slots and records the granted one in
+// `heldKey`, which the check and the release then use (Semaphore/).
 
 /// The session of a ``PostgresLock`` and what it knows (see PostgresLock.swift).
 final class _PostgresSession {

@@ -14,13 +14,16 @@
 //                                       the price of never blocking a cooperative thread
 //   bare libpq pg_try_advisory_lock     the floor: the same two round trips through libpq
 //     + pg_advisory_unlock              directly, prepared statements, no token
-//                                       (BareAdvisoryLock.swift); ratios.py compares
+//                                       (AdvisorySlots.swift, one slot); ratios.py compares
 //                                       PostgresLock with it
 //   Interlock DistributedLock           tryLock() + unlock() of the file lock, in a fresh
 //     (local disk)                      directory under /var/tmp (on disk, where /tmp may be a
 //                                       tmpfs): a reference for scale, the other way to share a
 //                                       lock, between processes of one host; neither subject
 //                                       nor peer in ratios.py (REFERENCE_CONTENDERS)
+//
+// And PostgresSemaphore's (SemaphoreBenchmarks.swift): tryAcquire+release of one permit of 4,
+// with all 4 free and with 3 held by other sessions, against advisory slots written by hand.
 //
 // Measurement: each iteration runs 1,000 cycles (scaling factor kilo), so the scaled wall clock
 // is the time per cycle. Names follow "<Workload> / <threads> / <Contender>" for ratios.py.
@@ -57,11 +60,12 @@ final class CycleState: @unchecked Sendable {
 /// Registers one contender: `make()` returns the cycle to run 1,000 times per iteration and
 /// what to do afterwards; the cycle traps when the lock was unexpectedly held (uncontended).
 func registerCycle(
-    _ contender: String, _ make: @escaping @Sendable () -> (cycle: @Sendable () -> Void, cleanup: @Sendable () -> Void)
+    _ contender: String, workload: String = "tryLock+unlock",
+    _ make: @escaping @Sendable () -> (cycle: @Sendable () -> Void, cleanup: @Sendable () -> Void)
 ) {
     let state = CycleState()
     Benchmark(
-        "tryLock+unlock / 1 thread / \(contender)",
+        "\(workload) / 1 thread / \(contender)",
         configuration: postgresConfiguration,
         closure: { benchmark in
             let cycle = state.cycle!
@@ -118,6 +122,7 @@ func makeDiskDirectory() -> String {
 
 let benchmarks: @Sendable () -> Void = {
     registerHandOffs()
+    registerSemaphoreCycles()
     registerCycle("Interlock PostgresLock") {
         let lock: PostgresLock
         do {
@@ -137,8 +142,13 @@ let benchmarks: @Sendable () -> Void = {
     registerAsyncCycle()
     registerCycle("bare libpq pg_try_advisory_lock + pg_advisory_unlock") {
         // Any key: the server is this process's own. 0x696c6b5f70656572 is "ilk_peer".
-        let lock = BareAdvisoryLock(connectionString: ThrowawayServer.connectionString, key: 0x696c_6b5f_7065_6572)
-        return (cycle: { lock.cycle() }, cleanup: {})
+        let lock = AdvisorySlots(connectionString: ThrowawayServer.connectionString, keys: [0x696c_6b5f_7065_6572])
+        return (
+            cycle: {
+                lock.take(0)
+                lock.release(0)
+            }, cleanup: {}
+        )
     }
     registerCycle("Interlock DistributedLock (local disk)") {
         let directory = makeDiskDirectory()

@@ -96,7 +96,7 @@ public final class PostgresSemaphore: Sendable {
     ///
     /// - Returns: `true` when this call took a permit (``fencingToken`` is then its token);
     ///   `false` when all are held, or this object holds one already (or held one and has not
-    ///   yet acknowledged its loss through ``release()``).
+    ///   yet acknowledged its loss through ``release()-60sb6``).
     /// - Throws: what ``PostgresLock/tryLock()-9dozi`` throws.
     public func tryAcquire() throws(PostgresLockError) -> Bool {
         gate.wait()
@@ -120,7 +120,7 @@ public final class PostgresSemaphore: Sendable {
     /// try.
     /// - Returns: `true` when a permit was taken; `false` when the deadline passed first (never
     ///   before it), or this object holds a permit already.
-    /// - Throws: what ``tryAcquire()`` throws; `CancellationError` when the task is cancelled
+    /// - Throws: what ``tryAcquire()-4wgvp`` throws; `CancellationError` when the task is cancelled
     ///   while it waits: then it holds nothing (a permit granted as the cancellation came is given
     ///   back first).
     public func acquire(before deadline: ContinuousClock.Instant) async throws -> Bool {
@@ -168,7 +168,7 @@ public final class PostgresSemaphore: Sendable {
     /// Asks the server whether this object's session still holds its permit: one round trip.
     ///
     /// - Returns: `true` when it does; `false` when the object holds no permit, or its session
-    ///   died (``fencingToken`` is then `nil`, and ``release()`` throws
+    ///   died (``fencingToken`` is then `nil`, and ``release()-60sb6`` throws
     ///   ``PostgresLockError/Code/lockLost``).
     /// - Throws: ``PostgresLockError`` when the server answered with an error.
     public func checkHeld() throws(PostgresLockError) -> Bool {
@@ -187,17 +187,17 @@ public final class PostgresSemaphore: Sendable {
     /// Takes a permit if one is free, without waiting: one round trip, during which the task is
     /// suspended and its thread free.
     ///
-    /// - Returns: as ``tryAcquire()-8i4t3``.
-    /// - Throws: what ``tryAcquire()-8i4t3`` throws; `CancellationError` when the task was
+    /// - Returns: as ``tryAcquire()-4wgvp``.
+    /// - Throws: what ``tryAcquire()-4wgvp`` throws; `CancellationError` when the task was
     ///   cancelled while it waited for another call on this object to end.
     public func tryAcquire() async throws -> Bool {
         try await acquire(before: .now - .seconds(1))
     }
 
-    /// Gives the permit back, as ``release()-3jbx1`` does, with the task suspended during the
+    /// Gives the permit back, as ``release()-60sb6`` does, with the task suspended during the
     /// round trip.
     ///
-    /// - Throws: what ``release()-3jbx1`` throws; `CancellationError` only when the task was
+    /// - Throws: what ``release()-60sb6`` throws; `CancellationError` only when the task was
     ///   cancelled before its turn came (another call on this object was running): then
     ///   nothing changed.
     public func release() async throws {
