@@ -2,9 +2,10 @@
 // one holder at a time, and fencing tokens in the order of the critical sections.
 
 import Interlock
-import InterlockPostgres
 import Synchronization
 import Testing
+
+@testable import InterlockPostgres
 
 @Suite("PostgresLock between threads")
 struct PostgresLockThreadTests {

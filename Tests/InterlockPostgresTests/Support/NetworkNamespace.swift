@@ -5,6 +5,8 @@
 
 import Testing
 
+@testable import InterlockPostgres
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

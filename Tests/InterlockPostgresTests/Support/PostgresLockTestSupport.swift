@@ -4,8 +4,9 @@
 
 import Foundation
 import Interlock
-import InterlockPostgres
 import Testing
+
+@testable import InterlockPostgres
 
 #if canImport(Glibc)
 import Glibc
@@ -283,18 +284,7 @@ enum PGHelper {
 // MARK: - Shared state
 
 /// A value read and written under Interlock's `Lock`, for state that threads share in these
-/// tests. Not Synchronization.Mutex: its contended path is not instrumented, so ThreadSanitizer
-/// misses the hand-off and reports the value as raced (seen in a CI run).
-final class PGLocked<Value>: @unchecked Sendable {
-    // @unchecked: `value` is touched only under `lock`.
-    private let lock = Interlock.Lock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
+/// tests: the library's own box. Not Synchronization.Mutex: its contended path is not
+/// instrumented, so ThreadSanitizer misses the hand-off and reports the value as raced (seen in
+/// a CI run).
+typealias PGLocked<Value> = _PGProtected<Value>

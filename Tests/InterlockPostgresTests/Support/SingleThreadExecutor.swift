@@ -5,6 +5,8 @@
 import Interlock
 import Synchronization
 
+@testable import InterlockPostgres
+
 final class SingleThreadExecutor: TaskExecutor, Sendable {
     private let jobs = PGLocked<[UnownedJob]>([])
     private let ready = Semaphore(value: 0)
