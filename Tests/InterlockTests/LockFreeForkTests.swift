@@ -246,7 +246,7 @@ private func futexAddress(ofThread tid: Int32) -> UInt? {
     defer { fclose(file) }
     var buffer = [CChar](repeating: 0, count: 256)
     guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
-    let fields = String(cString: buffer).split(separator: " ")
+    let fields = String(nulTerminated: buffer).split(separator: " ")
     #if arch(x86_64)
     let futexCall = "202"
     #else

@@ -139,7 +139,7 @@ struct LockFreeQueueGeometryTests {
     /// Producers enqueue their own increasing sequence; consumers dequeue until every element
     /// was received. Afterwards: per consumer, each producer's values increase; all values
     /// together are each value exactly once; the queue is empty and has one segment left.
-    private func checkManyThreads<Geometry: _QueueGeometry>(_: Geometry.Type) {
+    private func checkManyThreads<Geometry: _QueueGeometry & SendableMetatype>(_: Geometry.Type) {
         let producers = 4, consumers = 4
         let perProducer = TestScale.count(50_000, small: 2_000)
         let total = producers * perProducer

@@ -57,7 +57,7 @@ struct LockFreeQueueIsEmptyChurnTests {
     /// filled) until all but 1024 slots of the segment are claimed, keeping at most about
     /// `window` ahead of the dequeue index; `dequeuers` threads dequeue until the staller is done
     /// and the dequeue index has passed every claim. Then one more dequeue on this thread.
-    private func poisonStalledClaims<Geometry: _QueueGeometry>(
+    private func poisonStalledClaims<Geometry: _QueueGeometry & SendableMetatype>(
         _: Geometry.Type, window: UInt64, dequeuers: Int = 4
     ) -> Outcome {
         let queue = SegmentedQueue<Geometry>()

@@ -101,7 +101,7 @@ func rerunTestsInNewProcess(
     var template = Array("/tmp/interlock-rerun-XXXXXX".utf8CString)
     let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     precondition(descriptor >= 0, "rerunTestsInNewProcess: mkstemp failed with errno \(errno)")
-    let outputPath = String(cString: template)
+    let outputPath = String(nulTerminated: template)
     defer { unlink(outputPath) }
 
     var fileActions = posix_spawn_file_actions_t()
@@ -139,7 +139,7 @@ func rerunTestsInNewProcess(
     var output = ""
     if let file = fopen(outputPath, "r") {
         var buffer = [CChar](repeating: 0, count: 4096)
-        while fgets(&buffer, Int32(buffer.count), file) != nil { output += String(cString: buffer) }
+        while fgets(&buffer, Int32(buffer.count), file) != nil { output += String(nulTerminated: buffer) }
         fclose(file)
     }
     return (end, output)

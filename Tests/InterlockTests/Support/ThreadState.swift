@@ -12,7 +12,7 @@ func threadState(_ tid: Int32) -> String {
     defer { fclose(file) }
     var buffer = [CChar](repeating: 0, count: 512)
     guard fgets(&buffer, Int32(buffer.count), file) != nil else { return "?" }
-    let line = String(cString: buffer)
+    let line = String(nulTerminated: buffer)
     // "tid (comm) S ...": the state follows the last ')' (comm may contain spaces or parens).
     guard let close = line.lastIndex(of: ")") else { return "?" }
     let rest = line[line.index(after: close)...].drop(while: { $0 == " " })
