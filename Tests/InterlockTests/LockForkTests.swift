@@ -115,6 +115,32 @@ struct LockForkTests {
             "another thread holds it")
     }
 
+    @Test("a fork() inside a synchronized body: the child traps on leaving it, naming the fork")
+    func forkInsideSynchronized() async {
+        let result = await #expect(
+            processExitsWith: .exitCode(childTrapped),
+            observing: [\.standardErrorContent]
+        ) {
+            final class Guarded {}
+            let object = Guarded()
+            announceHolder()
+            // The child returns from fork() inside the body and leaves it: the trap.
+            let pid = synchronized(object) { fork() }
+            if pid == 0 { _exit(0) }
+            switch waitForChild(pid, limit: .seconds(60)) {
+            case .signaled: exit(childTrapped)
+            case .exited(let status): exit(10 + status)
+            case .hung: exit(2)
+            }
+        }
+        guard let result else { return }
+        let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+        let holder = announcedHolder(in: text) ?? "?"
+        expectLockTrapMessage(
+            result, contains: "synchronized(_:_:): a section entered by thread \(holder) is left by thread",
+            "fork() was called inside the body", "Fork outside synchronized")
+    }
+
     @Test("a Lock held at fork() may be unlocked by the child, and then works")
     func lockHeldAtFork() {
         let lock = Lock()

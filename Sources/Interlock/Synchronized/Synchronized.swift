@@ -48,6 +48,10 @@ import CInterlock
 /// - Note: Unlike `@synchronized(nil)`, which runs its body unlocked, an object is required.
 /// - Warning: Pass a class instance. A value converted with `as AnyObject` is boxed afresh by
 ///   every conversion, so two calls would lock two different boxes and exclude nothing.
+/// - Important: Across `fork()` without exec, as with ``RecursiveLock``: the child's one thread
+///   has a new thread id, so a `fork()` inside `body` leaves the child inside a section that,
+///   for the table, belongs to the parent's thread. The child traps when it leaves `body`, with
+///   a message that names the fork. Fork outside `synchronized`, or exec at once in the child.
 @inlinable
 public func synchronized<R>(_ object: AnyObject, _ body: () throws -> R) rethrows -> R {
     // Runs last (defers run in reverse order), after the release below: `object` stays alive

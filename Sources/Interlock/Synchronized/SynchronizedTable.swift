@@ -177,6 +177,12 @@
 
 import CInterlock
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The per-object lock records of ``synchronized(_:_:)`` (the file comment has the algorithm).
 @usableFromInline
 internal enum _SynchronizedTable {
@@ -605,10 +611,19 @@ internal enum _SynchronizedTable {
         _ = ilk_atomic_fetch_add_u64(ilk_sync_counter_freed(), 1, ILK_ORDER_RELAXED)
     }
 
-    /// A release by a thread that does not hold the record: a bug of this file, since the API
-    /// pairs every release with its acquire on the same thread.
+    /// A release by a thread that does not hold the record. The API pairs every release with its
+    /// acquire on the same thread, so a holder that is not a thread of this process means that
+    /// the process forked inside the body (the child's thread has a new id): a misuse, named as
+    /// such. Anything else is a bug of this file.
     @usableFromInline @inline(never)
     internal static func _releaseByNonOwner(holder: UInt32, caller: UInt32) -> Never {
+        if holder != 0, access("/proc/self/task/\(holder)", F_OK) != 0, errno == ENOENT {
+            fatalError(
+                "synchronized(_:_:): a section entered by thread \(holder) is left by thread \(caller) of a "
+                    + "process where thread \(holder) does not exist: fork() was called inside the body, and the "
+                    + "child cannot leave a section held at the fork (its one thread has a new id, as with "
+                    + "RecursiveLock). Fork outside synchronized, or exec at once in the child")
+        }
         _internalError(
             "a record released by thread \(caller), which does not hold it "
                 + (holder == 0 ? "(nobody does)" : "(thread \(holder) does)"))
