@@ -7,6 +7,12 @@ import Testing
 
 @testable import interlock_stress
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 @Suite("StressCommand")
 struct StressCommandTests {
     /// The command `arguments` parse into; records an issue when they ask for help or are rejected.
@@ -224,21 +230,73 @@ struct StressExecutableTests {
     }()
 
     /// Runs the executable with `arguments`; its exit status, standard output and standard error.
+    ///
+    /// posix_spawn with close-on-exec pipes, not Foundation's Process: Process's pipes are
+    /// inheritable, so a child that another test in this bundle spawns at the same moment (a
+    /// throwaway PostgreSQL server) kept their write ends open, and reading to the end never
+    /// returned (seen in a CI run: the harness had exited, the read waited for the server).
     func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        let (output, error) = (Pipe(), Pipe())
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-            String(decoding: errorData, as: UTF8.self)
-        )
+        var output: [Int32] = [-1, -1]
+        var error: [Int32] = [-1, -1]
+        try #require(closeOnExecPipe(&output) && closeOnExecPipe(&error), "pipe2 failed: errno \(errno)")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, error[1], 2)
+        let argv = ([Self.executable.path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid = pid_t()
+        let rc = posix_spawn(&pid, Self.executable.path, &actions, nil, argv, environ)
+        close(output[1])
+        close(error[1])
+        defer {
+            close(output[0])
+            close(error[0])
+        }
+        try #require(rc == 0, "posix_spawn \(Self.executable.path) failed: \(String(cString: strerror(rc)))")
+        let (outputData, errorData) = Self.readToEnd(output[0], error[0])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return (exitStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// Reads both pipes until each ends (poll: a child that fills one while we read the other
+    /// must not stall).
+    static func readToEnd(_ first: Int32, _ second: Int32) -> ([UInt8], [UInt8]) {
+        var data: [[UInt8]] = [[], []]
+        var open = [true, true]
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while open.contains(true) {
+            var fds = [first, second].enumerated().map { index, fd in
+                pollfd(fd: open[index] ? fd : -1, events: Int16(POLLIN), revents: 0)
+            }
+            if poll(&fds, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            for index in 0..<2 where open[index] && fds[index].revents != 0 {
+                let n = buffer.withUnsafeMutableBytes { read(fds[index].fd, $0.baseAddress, $0.count) }
+                if n > 0 {
+                    data[index].append(contentsOf: buffer[0..<n])
+                } else if n == 0 || errno != EINTR {
+                    open[index] = false
+                }
+            }
+        }
+        return (data[0], data[1])
+    }
+
+    /// pipe2(fds, O_CLOEXEC): close-on-exec from the start, so that a child another test spawns
+    /// cannot inherit either end. Glibc's module map hides pipe2 (it needs _GNU_SOURCE), hence
+    /// dlsym. - Returns: whether it succeeded (errno tells why not).
+    func closeOnExecPipe(_ fds: inout [Int32]) -> Bool {
+        typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
+        guard let symbol = dlsym(nil, "pipe2") else { return false }
+        let pipe2 = unsafeBitCast(symbol, to: Pipe2.self)
+        return fds.withUnsafeMutableBufferPointer { pipe2($0.baseAddress!, O_CLOEXEC) } == 0
     }
 
     @Test(
