@@ -3,6 +3,7 @@
 // creating, nesting and freeing locks for ever keeps the graph's memory bounded. Locks forget
 // themselves in their deinit; objects used with `synchronized` are only weakly referenced.
 
+import CInterlock
 import Interlock
 import Testing
 
@@ -34,6 +35,27 @@ struct LockOrderAddressReuseTests {
             let marker = text.range(of: "child: no report through the reused address")
         {
             #expect(!text[..<marker.lowerBound].contains(lockOrderReportHeader), "stderr:\n\(text)")
+        }
+    }
+
+    @Test("a lock freed while held (a misuse) leaves the thread's held stack; the next acquisition works")
+    func lockFreedWhileHeld() async {
+        await #expect(processExitsWith: .success) {
+            setLockOrderMode("report")
+            let outer = namedLock("L")
+            outer.lock()
+            do {
+                let freed = Lock()
+                freed.lock()  // and never unlocked: freed while held
+            }
+            // Before the fix the freed lock stayed on the stack, and the next acquisition read it
+            // as a live object (freed memory).
+            if ilk_lockorder_thread_held()!.pointee.count != 1 { exit(7) }
+            let next = namedLock("B")
+            next.lock()
+            next.unlock()
+            outer.unlock()
+            if ilk_lockorder_thread_held()!.pointee.count != 0 { exit(8) }
         }
     }
 

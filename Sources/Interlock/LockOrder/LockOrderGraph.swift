@@ -120,27 +120,33 @@ internal final class _LockOrderGraph: @unchecked Sendable {
 
     @usableFromInline
     static func didUnlock(_ lock: AnyObject) {
+        if !removeLatestHeld(address(lock)) {
+            // Taken beyond the 64 checked ones (or before checking was on).
+            let state = ilk_lockorder_thread_held()!
+            if state.pointee.overflow > 0 { state.pointee.overflow -= 1 }
+        }
+    }
+
+    /// Removes the latest entry of `target` from the calling thread's held stack. - Returns:
+    /// whether there was one.
+    private static func removeLatestHeld(_ target: UnsafeRawPointer) -> Bool {
         let state = ilk_lockorder_thread_held()!
-        let target = address(lock)
         let count = Int(state.pointee.count)
         let stride = MemoryLayout<UnsafeRawPointer>.stride
-        withUnsafeMutableBytes(of: &state.pointee.lock) { locks in
+        return withUnsafeMutableBytes(of: &state.pointee.lock) { locks in
             withUnsafeMutableBytes(of: &state.pointee.kind) { kinds in
                 guard
                     let index = (0..<count).last(where: {
                         locks.load(fromByteOffset: $0 * stride, as: UnsafeRawPointer.self) == target
                     })
-                else {
-                    // Taken beyond the 64 checked ones (or before checking was on).
-                    if state.pointee.overflow > 0 { state.pointee.overflow -= 1 }
-                    return
-                }
+                else { return false }
                 for next in index..<(count - 1) {
                     let moved = locks.load(fromByteOffset: (next + 1) * stride, as: UnsafeRawPointer.self)
                     locks.storeBytes(of: moved, toByteOffset: next * stride, as: UnsafeRawPointer.self)
                     kinds[next] = kinds[next + 1]
                 }
                 state.pointee.count -= 1
+                return true
             }
         }
     }
@@ -192,8 +198,12 @@ internal final class _LockOrderGraph: @unchecked Sendable {
         }
     }
 
+    /// A lock's deinit: it leaves the graph, and the calling thread's held stack if it is there.
+    /// A lock freed while held is a misuse; left on the stack, its entry would be read as a live
+    /// object by the thread's next acquisition (freed memory).
     @usableFromInline
     func forget(_ address: UnsafeRawPointer) {
+        while Self.removeLatestHeld(address) {}
         _MutexWord.lock(guardWord, for: .lock)
         if nodes.removeValue(forKey: address) != nil {
             for node in nodes.values { node.edges.removeValue(forKey: address) }
