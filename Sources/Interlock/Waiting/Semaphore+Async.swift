@@ -112,7 +112,8 @@ extension Semaphore {
     /// Takes a unit, suspending the task (not blocking its thread) until one is free.
     ///
     /// Threads blocked in the blocking `wait()` and tasks suspended here wait in one queue and
-    /// get units in the order they started waiting. A call that finds a unit free takes it at once, even in a
+    /// get units in the order they joined it (FIFO among queued waiters; see ``Semaphore``'s
+    /// fairness note for a waiter that is still joining). A call that finds a unit free takes it at once, even in a
     /// task that is already cancelled.
     ///
     /// - Throws: `CancellationError` when the task is cancelled while it waits; it then holds no

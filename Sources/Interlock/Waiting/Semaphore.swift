@@ -121,9 +121,12 @@ internal struct _SemaphoreState {
 /// An uncontended `wait()` or ``signal()`` is one atomic instruction and no system call. A
 /// thread that must wait spins briefly (when few wait), then sleeps.
 ///
-/// Fairness: sleeping waiters get units in the order they started waiting; a thread arriving
-/// later cannot take a unit ahead of a waiter already queued. Only a thread that arrives during
-/// the few instructions in which another is joining the queue can overtake it.
+/// Fairness: FIFO among queued waiters. A waiter joins the queue under an internal lock, and
+/// queued waiters get units in the order they joined; a thread arriving later cannot take a unit
+/// ahead of a waiter already queued. A waiter that is still joining (between its decrement of the
+/// count and its turn on that lock, which under contention includes waiting for the lock) can be
+/// overtaken by waiters that commit meanwhile and reach the lock first, each of them once: never
+/// for ever.
 ///
 /// A signal publishes: whatever the signalling thread wrote before ``signal()`` is visible to
 /// the thread whose wait takes that unit.
