@@ -93,9 +93,13 @@
 //   - `_nextWaiterID`: relaxed fetch-add. Only uniqueness matters (an atomic read-modify-write
 //     reads the latest value), and the id publishes nothing.
 //   - The slow state: `_MutexWord`'s acquire lock and release unlock (MutexWord.swift).
-//   - A resumed waiter reads its result from the continuation. Resuming enqueues the waiting
-//     task, and the runtime's enqueue and the task's run are a release/acquire pair, so the
-//     result and everything written before the resume are visible to it.
+//   - A resumed waiter reads its result from the continuation. The runtime's enqueue of the
+//     resumed task and the task's run are ordered by the runtime's own release and acquire, so
+//     on the hardware the result and what was written before the resume are visible to it.
+//     ThreadSanitizer does not always see that edge (the concurrency runtime and Dispatch are
+//     not instrumented): TaskWait.swift carries its outcome in an atomic word for that reason.
+//     The stress workloads under TSan have not reported this result; should they, the same
+//     remedy applies.
 //   - The cancelled flag: the runtime's own atomics. The race argument above needs only that
 //     the flag is set before the handlers run (program order in the cancelling thread) and
 //     the mutex's ordering between the handler's section and the registration's.

@@ -174,7 +174,7 @@ extension Semaphore {
     @usableFromInline @inline(never)
     internal func _waitAsync(deadline: ContinuousClock.Instant?) async throws -> Bool {
         let waiter = _SemaphoreTaskWaiter()
-        return try await _TaskWait.suspend(deadline: deadline, outcome: waiter.outcome) { continuation in
+        return try await _TaskWait.suspend(deadline: deadline, owner: waiter, outcome: waiter.outcome) { continuation in
             _enqueue(waiter, continuation)
         } abandon: { [self] outcome in
             _abandon(waiter, outcome)

@@ -37,12 +37,15 @@ internal enum _TaskWaitOutcome: UInt32, Sendable {
 @usableFromInline
 internal enum _TaskWait {
     /// Suspends the task until its continuation is resumed (see the file comment), then reads
-    /// how its wait ended from `outcome`, the waiter's word that the resumer wrote.
+    /// how its wait ended from `outcome`, the word in `owner`'s storage that the resumer wrote.
+    /// `owner` is kept alive until that read: the pointer alone does not keep it, and the
+    /// caller's local may be released after its last use, which precedes the call.
     /// - Returns: `true` when served, `false` when `deadline` passed first.
     /// - Throws: `CancellationError` when the task was cancelled first.
     @usableFromInline @inline(__always)
     internal static func suspend(
         deadline: ContinuousClock.Instant?,
+        owner: some AnyObject,
         outcome: UnsafeMutablePointer<UInt32>,
         register: (UnsafeContinuation<Void, Never>) -> Void,
         abandon: @escaping @Sendable (_TaskWaitOutcome) -> Void
@@ -63,7 +66,8 @@ internal enum _TaskWait {
             abandon(.cancelled)
         }
         // Acquire: pairs with the release store in resume(_:with:at:).
-        switch _TaskWaitOutcome(rawValue: ilk_atomic_load_u32(outcome, ILK_ORDER_ACQUIRE)) {
+        let ended = withExtendedLifetime(owner) { ilk_atomic_load_u32(outcome, ILK_ORDER_ACQUIRE) }
+        switch _TaskWaitOutcome(rawValue: ended) {
         case .served: return true
         case .timedOut: return false
         case .cancelled: throw CancellationError()

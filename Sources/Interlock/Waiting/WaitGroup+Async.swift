@@ -107,7 +107,7 @@ extension WaitGroup {
     @usableFromInline @inline(never)
     internal func _waitAsync(deadline: ContinuousClock.Instant?) async throws -> Bool {
         let waiter = _WaitGroupTaskWaiter()
-        return try await _TaskWait.suspend(deadline: deadline, outcome: waiter.outcome) { continuation in
+        return try await _TaskWait.suspend(deadline: deadline, owner: waiter, outcome: waiter.outcome) { continuation in
             _register(waiter, continuation)
         } abandon: { [self] outcome in
             _abandon(waiter, outcome)
