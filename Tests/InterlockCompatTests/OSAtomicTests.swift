@@ -4,6 +4,7 @@
 // counter incremented from several threads, and the misaligned-pointer traps (32-bit, 64-bit and
 // pointer operands).
 
+import CInterlock
 import InterlockCompat
 import Testing
 
@@ -152,9 +153,36 @@ struct OSAtomicTests {
         #expect(value == .max)
     }
 
-    @Test("OSMemoryBarrier runs")
+    @Test("OSMemoryBarrier: a full fence, so two threads never both miss each other's store")
     func memoryBarrier() {
-        OSMemoryBarrier()
+        // Store buffering (Dekker): each thread stores its word (relaxed), calls OSMemoryBarrier,
+        // loads the other's (relaxed). Only a full fence forbids both reading 0; without one,
+        // x86-64 lets it happen within a few thousand rounds (AtomicFenceTests' control).
+        let rounds = 20_000
+        nonisolated(unsafe) let words = UnsafeMutablePointer<UInt32>.allocate(capacity: 2 * rounds)
+        nonisolated(unsafe) let seen = UnsafeMutablePointer<UInt32>.allocate(capacity: 2 * rounds)
+        nonisolated(unsafe) let arrived = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
+        words.initialize(repeating: 0, count: 2 * rounds)
+        seen.initialize(repeating: 0, count: 2 * rounds)
+        arrived.initialize(to: 0)
+        defer {
+            words.deallocate()
+            seen.deallocate()
+            arrived.deallocate()
+        }
+        compatRunThreads(2) { me in
+            for round in 0..<rounds {
+                // A counter barrier per round, so both threads start the round together.
+                _ = ilk_atomic_fetch_add_u32(arrived, 1, ILK_ORDER_ACQ_REL)
+                while ilk_atomic_load_u32(arrived, ILK_ORDER_ACQUIRE) < UInt32(2 * (round + 1)) { ilk_spin_pause() }
+                // Relaxed: the accesses under test; only OSMemoryBarrier orders them.
+                ilk_atomic_store_u32(words + 2 * round + me, 1, ILK_ORDER_RELAXED)
+                OSMemoryBarrier()
+                seen[2 * round + me] = ilk_atomic_load_u32(words + 2 * round + (1 - me), ILK_ORDER_RELAXED)
+            }
+        }
+        let bothMissed = (0..<rounds).filter { seen[2 * $0] == 0 && seen[2 * $0 + 1] == 0 }.count
+        #expect(bothMissed == 0, "in \(bothMissed) of \(rounds) rounds both threads read 0")
     }
 
     @Test("the lazily allocated shared buffer: one winner, every loser frees its buffer")

@@ -181,7 +181,7 @@ struct SemaphoreAsyncTests {
     func cancellationRacesSignal() async throws {
         let rounds = TestScale.count(3_000, small: 300)
         var granted = 0
-        for _ in 0..<rounds {
+        for round in 0..<rounds {
             let semaphore = Interlock.Semaphore(value: 0)
             let waiter = Task { () -> Bool in
                 do {
@@ -192,17 +192,33 @@ struct SemaphoreAsyncTests {
                 }
             }
             #expect(await taskEventually { semaphore._queuedSnapshot == 1 })
-            let signaller = TestThread { semaphore.signal() }
+            // One round in four in a fixed order, so that each outcome must occur: the signal
+            // first (the queued task is served, and the cancellation after it changes nothing),
+            // or the cancellation first (the task leaves holding nothing, the unit stays free).
+            // The other rounds race the two.
+            let order = round % 8
+            let signaller: TestThread?
+            if order == 0 {
+                semaphore.signal()
+                signaller = nil
+            } else if order == 4 {
+                waiter.cancel()
+                #expect(await waiter.value == false, "round \(round): a cancelled queued wait took a unit")
+                signaller = TestThread { semaphore.signal() }
+            } else {
+                signaller = TestThread { semaphore.signal() }
+            }
             waiter.cancel()
             let took = await waiter.value
-            signaller.join()
+            signaller?.join()
+            if order == 0 { #expect(took, "round \(round): the signal came first, but the task was not served") }
             if took { granted += 1 }
             // Units conserved: the one signalled unit is held by the task or free.
             #expect(semaphore.value + (took ? 1 : 0) == 1)
             #expect(semaphore._queuedSnapshot == 0)
         }
-        // Both outcomes are legal; neither may lose the unit (checked each round).
-        #expect(granted <= rounds)
+        // Both outcomes occurred (the ordered rounds force each); none lost the unit.
+        #expect(granted > 0 && granted < rounds, "\(granted) of \(rounds) rounds served")
     }
 
     @Test("a timed async wait never returns false before its deadline and holds nothing then")
