@@ -10,10 +10,9 @@
  *                               caller restores it before trapping
  *
  * Why a decrement and not the exchange with 0 this mutex used before: the exchange (`xchg`)
- * must be followed by a compare of its result, and on a 2-vCPU AMD EPYC machine an
- * uncontended lock+unlock (`lock cmpxchg`, then the release) took 4.41 ns with the exchange
- * and 4.11-4.15 with `lock sub` and a branch on its flags (C, 60 alternating passes of 5 M
- * pairs each, best pass; `lock cmpxchg` for both, as Swift's Synchronization.Mutex does: 4.77).
+ * must be followed by a compare of its result; an uncontended lock+unlock took 4.41 ns with the
+ * exchange and 4.11-4.15 with `lock sub` and a branch on its flags (the deciding figure: C, 60
+ * alternating passes of 5 M pairs each, best pass, on a 2-vCPU AMD EPYC machine).
  * Telling old == 0 from old == 2 takes CF besides ZF, which no compiler derives from
  * `__atomic_fetch_sub` (it reads the result of a `lock xadd`), so on x86-64 Linux this is an
  * asm goto: `lock subl $1`, `je` to the common case, `jb` (CF: old == 0), `jmp` for the rest;
@@ -60,21 +59,17 @@ wake:
 #endif
 }
 
-/* The release as Swift calls it: the assembly form unless ThreadSanitizer's runtime is linked
- * in (ilk_flag_asm.h), in ONE function, so that where Swift cannot inline it (a call inside a
- * protocol-witness thunk, which IRGen marks noinline: Sources/Interlock/Atomics/WordAtomics.swift)
- * the unlock costs one call, not one for the check and one for the release. Swift's own atomic
- * builtins cannot replace it: they give `lock xadd` and a compare of the old value, which cost
- * 0.5 ns more per uncontended lock+unlock than `lock subl` and its flags (5.78 against 5.25 ns,
- * three alternating runs of a dependent's release build). */
+/* The release under ThreadSanitizer (ilk_shim.c): the builtin form, out of line and cold, called
+ * by ilk_mutex_release when ThreadSanitizer's runtime is linked in (ilk_flag_asm.h). */
 uint32_t ilk_mutex_release_sanitized(uint32_t *word);
 
 /* The release as Swift calls it: one function, so that where Swift cannot inline it (inside a
  * protocol-witness thunk, whose calls IRGen marks noinline: Sources/Interlock/Atomics/
  * WordAtomics.swift) the unlock costs one call, not a call for the ThreadSanitizer check and
  * another for the release. Swift's own atomic builtins cannot replace it: they give `lock xadd`
- * and a compare of the old value, 0.5 ns more per uncontended lock+unlock than `lock subl` and
- * its flags (5.78 against 5.25 ns, three alternating runs of a dependent's release build).
+ * and a compare of the old value, 5.78 against 5.25 ns per uncontended lock+unlock with
+ * `lock subl` and its flags (the deciding figure: three alternating runs of a dependent's
+ * release build).
  *
  * On x86-64 Linux the check is inside the assembly (`test` of `&__tsan_init`, then the
  * decrement), and the ThreadSanitizer form is a cold out-of-line call (ilk_shim.c): written as

@@ -10,11 +10,11 @@
 // `ilk_flag_asm_usable` plus `ilk_mutex_release_asm` for the unlock, in a release build of a
 // dependent (objdump). A `Synchronization.Atomic` operation is lowered by IRGen itself to an
 // LLVM atomic instruction, never a call, so there is nothing left to inline: `Lock` through
-// `any Locking` went from 8.1 to 5.6 ns per lock+unlock (direct: 5.25 ns before and after),
-// `SpinLock` from 7.9-8.8 to 4.7-5.6 (Benchmarks/README.md, "Lock fast paths through a
-// protocol witness"). The mutex release stays in C (ilk_mutex.h, `ilk_mutex_release`): the
-// builtin decrement is `lock xadd` and a compare, 0.5 ns slower than `lock subl` and its
-// flags; it is one function, so a witness pays one call for it.
+// `any Locking` went from 8.1 to 5.6 ns per lock+unlock, with 5.25 ns direct (the deciding
+// figure; the other rows: Benchmarks/README.md, "Lock fast paths through a protocol witness").
+// The mutex release stays in C (ilk_mutex.h, `ilk_mutex_release`): the builtin decrement is
+// `lock xadd` and a compare, slower than `lock subl` and its flags; it is one function, so a
+// witness pays one call for it.
 //
 // Mixed access: the slow paths (C, and Swift calling the C shim) reach the same words with
 // C11 `__atomic` builtins of the same size. Both are atomic operations on the same location in

@@ -34,8 +34,8 @@
 // value (a retain when it holds a reference). The fast path's load is the Synchronization
 // module's `Atomic.load`, a compiler builtin, not the shim's C function: Swift's IRGen marks
 // every call inside a thunk `noinline`, so where the optimizer inlines `value` into a client's
-// protocol witness thunk a C call would stay a call (2.4-3.2 times a Swift lazy global in
-// OnceBenchmarks); the slow path, `_OnceWord`, reaches the same word through its address.
+// protocol witness thunk a C call would stay a call (2.4-3.2 times a Swift lazy global, the
+// deciding figure: OnceBenchmarks); the slow path, `_OnceWord`, reaches the same word through its address.
 
 import CInterlock
 import Synchronization

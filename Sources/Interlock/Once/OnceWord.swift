@@ -83,10 +83,9 @@
 // allocate, open files or build tables outlast the spin, and their callers sleep as before (the
 // spin is bounded, never the length of a body); bodies shorter than a futex round trip (tens of
 // microseconds on a virtual machine) no longer cost every overlapping caller a sleep and the
-// runner a wake-all. Deciding figures (OnceBenchmarks, four threads on two cores racing through
-// fresh tokens whose body is a few dozen multiply-adds, single runs): Lazy went from 1,082 to
-// 308-367 ns per token; Once read 97 ns before and 185-196 after, with the Mutex<Int?> peer at
-// 41-43 ns in all of them; neither is where it should be yet (Benchmarks/README.md).
+// runner a wake-all. Deciding figure (OnceBenchmarks, four threads on two cores racing through
+// fresh tokens with a body of a few dozen multiply-adds): Lazy's time per token fell to about a
+// third. The runs, and the Once rows that this did not fix, are in Benchmarks/README.md.
 
 import CInterlock
 
