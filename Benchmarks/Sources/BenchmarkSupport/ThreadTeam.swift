@@ -116,8 +116,11 @@ public final class ThreadTeam: @unchecked Sendable {
     /// Creates a team of `threads` threads (the caller of ``round()`` is one of them) that run
     /// `work(threadIndex)` once per round, with `threadIndex` in `0..<threads`.
     /// - Warning: `threads` below 1 traps.
-    /// - Parameter placement: how to place the threads on the CPUs (Placement.swift); by
-    ///   default what `ILK_BENCH_PLACEMENT` asks for.
+    /// - Parameters:
+    ///   - threads: how many threads, the caller included.
+    ///   - placement: how to place the threads on the CPUs (Placement.swift); by default what
+    ///     `ILK_BENCH_PLACEMENT` asks for.
+    ///   - work: the round's work, called with the thread's index.
     public init(
         threads: Int, placement: ThreadPlacement = .requested, work: @escaping @Sendable (_ threadIndex: Int) -> Void
     ) {

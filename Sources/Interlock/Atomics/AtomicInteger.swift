@@ -48,6 +48,7 @@ public final class AtomicInteger<Value: AtomicIntegerValue>: @unchecked Sendable
 
     /// Atomically reads the value.
     /// - Parameter ordering: `.relaxed`, `.acquire` or `.sequentiallyConsistent`.
+    /// - Returns: The value.
     @inlinable @inline(__always)
     public func load(ordering: MemoryOrder = .sequentiallyConsistent) -> Value {
         ordering._checkLoad(Self.self, "load(ordering:)")

@@ -129,6 +129,7 @@ extension DistributedLock {
     /// - Parameters:
     ///   - info: a record, from ``lockInfo()``.
     ///   - maximumAge: the age rule's limit, or `nil` for the dead-process rule only.
+    /// - Returns: Whether ``breakLockIfStale(olderThan:)`` would break a lock with this record.
     public func isStale(_ info: Info, olderThan maximumAge: Duration? = nil) -> Bool {
         if let maximumAge, _DLSys.wallClockNow() - info.acquiredAt > maximumAge { return true }
         return info.hostName == hostName && !_DLSys.processExists(info.processID)

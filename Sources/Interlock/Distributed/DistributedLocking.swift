@@ -20,6 +20,8 @@ public protocol DistributedLocking: AnyObject, Sendable {
     ///   - pollInterval: the mean time between attempts, for a lock that polls.
     /// - Returns: `true` when the lock was taken, `false` when the deadline passed first (never
     ///   before it).
+    /// - Throws: The conforming type's error when the lock's storage fails (a file system, a
+    ///   server).
     func lock(before deadline: ContinuousClock.Instant, pollInterval: Duration) throws -> Bool
 
     /// Releases the lock held by this object.

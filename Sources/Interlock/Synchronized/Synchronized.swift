@@ -39,9 +39,10 @@ import CInterlock
 ///   kernel, as with ``Lock``. For a hot lock, a ``Lock`` stored next to the data it guards is
 ///   cheaper.
 ///
-/// - Parameter object: The instance whose identity names the lock. It is kept alive for the
-///   call.
-/// - Parameter body: The critical section.
+/// - Parameters:
+///   - object: The instance whose identity names the lock. It is kept alive for the
+///     call.
+///   - body: The critical section.
 /// - Returns: What `body` returns.
 /// - Note: Not fair: a thread leaving `synchronized(x)` can enter it again ahead of threads
 ///   that wait, as with ``Lock``.
