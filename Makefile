@@ -1,8 +1,9 @@
 # Interlock — the two Quick start commands and their parts.
 #
-#   make stress   run the stress harness with its defaults (every workload, 2 x cores threads)
+#   make stress   run the stress harness with its defaults (every workload, 2 x cores threads);
+#                 the harness is the package StressTests/ (STRESS_ARGS passes options)
 #   make test     lint (make lint); the spin models (make verify); the documentation (make docs);
-#                 the example dependent (make example); unit tests; unit tests again under
+#                 the example dependent (make example); unit tests (the harness's own too); unit tests again under
 #                 ThreadSanitizer; a short stress run built with ThreadSanitizer (postgres-lock
 #                 included, against a throwaway server); lock-order checking (make lock-order:
 #                 its tests and every workload with INTERLOCK_LOCK_ORDER=report, built with the
@@ -70,8 +71,12 @@ bench-deps:
 lint:
 	@SWIFT="$(SWIFT)" scripts/lint.sh
 
+# The stress harness is a package of its own (StressTests/Package.swift: swift-argument-parser,
+# hdrhistogram-swift), built in its own folder.
+STRESS_DIR := StressTests
+
 stress: deps
-	$(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
+	cd $(STRESS_DIR) && $(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
 test: lint verify test-deps docs example unit unit-tsan stress-tsan stress-inject lock-order soak-short test-hosts
 
@@ -94,8 +99,8 @@ test-hosts: deps
 INJECT_SEED ?= 1
 INJECT_SECONDS ?= 1
 stress-inject: deps
-	$(SWIFT) build -c release --scratch-path .build-inject -Xswiftc -DINTERLOCK_FAULT_INJECTION --product interlock-stress
-	.build-inject/release/interlock-stress --inject $(INJECT_SEED) --seconds $(INJECT_SECONDS) $(STRESS_ARGS)
+	cd $(STRESS_DIR) && $(SWIFT) build -c release --scratch-path .build-inject -Xswiftc -DINTERLOCK_FAULT_INJECTION --product interlock-stress
+	$(STRESS_DIR)/.build-inject/release/interlock-stress --inject $(INJECT_SEED) --seconds $(INJECT_SECONDS) $(STRESS_ARGS)
 
 # Every workload in several processes until 10^8 operations each (or 600 s), with totals and
 # the resident set per workload (scripts/soak.sh; hours: its own target, not part of test).
@@ -111,6 +116,7 @@ docs: deps
 
 unit: test-deps
 	$(SWIFT) test
+	cd $(STRESS_DIR) && $(SWIFT) test
 
 unit-tsan: test-deps
 	$(SWIFT) test --sanitize=thread --scratch-path $(TSAN_SCRATCH)
@@ -128,8 +134,8 @@ lock-order: test-deps
 # Every workload, postgres-lock included: next to a throwaway PostgreSQL server
 # (scripts/with-postgres.sh puts its connection string in INTERLOCK_POSTGRES).
 stress-tsan: test-deps
-	$(SWIFT) build -c release --sanitize=thread --scratch-path $(TSAN_SCRATCH) --product interlock-stress
-	scripts/with-postgres.sh sh -c '$(TSAN_SCRATCH)/release/interlock-stress --seconds 1 --postgres "$$INTERLOCK_POSTGRES"'
+	cd $(STRESS_DIR) && $(SWIFT) build -c release --sanitize=thread --scratch-path $(TSAN_SCRATCH) --product interlock-stress
+	scripts/with-postgres.sh sh -c '$(STRESS_DIR)/$(TSAN_SCRATCH)/release/interlock-stress --seconds 1 --postgres "$$INTERLOCK_POSTGRES"'
 
 # A package that depends on Interlock by path, built in its own .build (debug: the quicker build).
 EXAMPLE := Examples/JobQueue

@@ -6,9 +6,8 @@
 // dependency is liburcu (Debian/Ubuntu: liburcu-dev), used by the lock-free queues.
 //
 // The package declares no package dependencies, so a dependent resolves Interlock alone: the
-// stress harness parses its command line and keeps its latency histograms with its own code
-// (StressTests/CLI, StressTests/Framework/LatencyHistogram.swift), and the benchmarks live in
-// their own package (Benchmarks/) with theirs.
+// stress harness (StressTests/, with swift-argument-parser and hdrhistogram-swift) and the
+// benchmarks (Benchmarks/) are packages of their own that depend on this one by path.
 import PackageDescription
 
 let package = Package(
@@ -22,7 +21,6 @@ let package = Package(
         // OSAllocatedUnfairLock, the OSAtomic queues, NSDistributedLock) over Interlock; the one
         // module that may import Foundation (for NSDistributedLock).
         .library(name: "InterlockCompat", targets: ["InterlockCompat"]),
-        .executable(name: "interlock-stress", targets: ["interlock-stress"]),
     ],
     // Off by default: `swift test --traits LockOrderChecking` (or `traits: ["LockOrderChecking"]`
     // on the dependency) compiles lock-order checking in; INTERLOCK_LOCK_ORDER=trap|report turns
@@ -70,11 +68,6 @@ let package = Package(
             dependencies: ["Interlock", "CInterlock"],
             path: "Sources/InterlockCompat"
         ),
-        .executableTarget(
-            name: "interlock-stress",
-            dependencies: ["Interlock", "CInterlock", "InterlockPostgres", "InterlockCompat"],
-            path: "StressTests"
-        ),
         // Child process for DistributedLock's multi-process tests; built with the tests (a
         // dependency of InterlockTests), which find it next to the test bundle.
         .executableTarget(
@@ -106,12 +99,6 @@ let package = Package(
             name: "InterlockCompatTests",
             dependencies: ["InterlockCompat", "Interlock", "CInterlock"],
             path: "Tests/InterlockCompatTests"
-        ),
-        // The stress harness's own parts: its latency histogram and its command line.
-        .testTarget(
-            name: "StressHarnessTests",
-            dependencies: ["interlock-stress"],
-            path: "Tests/StressHarnessTests"
         ),
     ],
     swiftLanguageModes: [.v6],

@@ -46,7 +46,7 @@ cd "$(dirname "$0")/.."
 SWIFT="${SWIFT:-swift}"
 
 paths=(
-    Package.swift Sources Tests StressTests
+    Package.swift Sources Tests StressTests/Package.swift StressTests/Sources StressTests/Tests
     Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources Benchmarks/Tests
 )
 # Examples/ when present (the glob expands to nothing when it is not).

@@ -20,8 +20,9 @@ operations="${SOAK_OPERATIONS:-100000000}"
 seconds="${SOAK_SECONDS:-600}"
 growth="${SOAK_GROWTH_MIB:-32}"
 scripts/ensure-deps.sh
-${SWIFT:-swift} build -c release --product interlock-stress >/dev/null
-harness="$(${SWIFT:-swift} build -c release --show-bin-path)/interlock-stress"
+# The harness is a package of its own (StressTests/Package.swift).
+(cd StressTests && ${SWIFT:-swift} build -c release --product interlock-stress >/dev/null)
+harness="$(cd StressTests && ${SWIFT:-swift} build -c release --show-bin-path)/interlock-stress"
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT

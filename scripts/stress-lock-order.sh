@@ -9,8 +9,9 @@ cd "$root"
 swift="${SWIFT:-swift}"
 scratch=.build-lockorder
 seconds="${1:-0.5}"
-"$swift" build -c release --traits LockOrderChecking --scratch-path "$scratch" --product interlock-stress
-harness="$scratch/release/interlock-stress"
+# The harness's package (StressTests/) passes its trait LockOrderChecking on to Interlock's.
+(cd StressTests && "$swift" build -c release --traits LockOrderChecking --scratch-path "$scratch" --product interlock-stress)
+harness="StressTests/$scratch/release/interlock-stress"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 

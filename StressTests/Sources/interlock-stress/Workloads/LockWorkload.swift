@@ -11,7 +11,7 @@
 //   - no lost section: the plain count of sections equals the sum of the workers' counts;
 //   - a timed attempt never reports a timeout before its deadline.
 
-import CInterlock
+import CStressSupport
 import Interlock
 
 extension Workload {
@@ -33,7 +33,7 @@ extension Workload {
                     var early: String? = nil
                     switch choice {
                     case 0:
-                        while !lock.tryLock() { ilk_thread_yield() }
+                        while !lock.tryLock() { ilk_stress_thread_yield() }
                     case 1:
                         while true {
                             let deadline = ContinuousClock.now + .milliseconds(1)

@@ -38,7 +38,7 @@ final class WorkloadContext: @unchecked Sendable {
     private var directoryCreated = false
     // Written by the coordinator (main thread) only:
     private(set) var operations = 0
-    private(set) var latencies = LatencyHistogram()
+    private(set) var latencies = LatencyHistogram.latencies()
     private(set) var elapsed: Duration = .zero
     /// The resident set while the workers ran (nil without procfs).
     private(set) var residentMemory: ResidentSummary?
@@ -118,7 +118,7 @@ final class WorkloadContext: @unchecked Sendable {
         residentMemory = memory.summary
         for slot in slots {
             operations += slot.operations
-            if let sample = slot.latencies { latencies.merge(sample) }
+            if let sample = slot.latencies { latencies.add(sample) }
         }
         return slots.map { $0.result! }
     }

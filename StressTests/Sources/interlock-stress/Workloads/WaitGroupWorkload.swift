@@ -13,7 +13,7 @@
 // exactly once and sees every slot written too (the next round starts once it has run); a timed wait never reports a timeout before
 // its deadline; the count is 0 between rounds.
 
-import CInterlock
+import CStressSupport
 import Interlock
 
 extension Workload {
@@ -62,7 +62,7 @@ extension Workload {
                         for i in 0..<tasks where slots[i] != r { early += 1 }
                         // The body runs on the last leaver's thread after the waiters are
                         // woken; the next round must not overwrite the slots it reads.
-                        while notified.load() < registered { ilk_thread_yield() }
+                        while notified.load() < registered { ilk_stress_thread_yield() }
                     }
                     if group.count != 0 { early += 1 }
                     rounds += 1
@@ -74,7 +74,7 @@ extension Workload {
             var done = -1
             while !stop.load() {
                 let r = round.load()
-                if r == done { ilk_thread_yield(); continue }
+                if r == done { ilk_stress_thread_yield(); continue }
                 slots[me] = r
                 group.leave()
                 done = r

@@ -15,7 +15,7 @@
 //     and OSAllocatedUnfairLock's own state agrees;
 //   - every lock is free at the end (trylock succeeds from the main thread).
 
-import CInterlock
+import CStressSupport
 import InterlockCompat
 
 /// The three locks, at stable addresses for the pointer-taking C-style functions.
@@ -56,7 +56,7 @@ extension Workload {
                     switch which {
                     case 0:
                         if tryForm {
-                            while !os_unfair_lock_trylock(locks.unfair) { ilk_thread_yield() }
+                            while !os_unfair_lock_trylock(locks.unfair) { ilk_stress_thread_yield() }
                         } else {
                             os_unfair_lock_lock(locks.unfair)
                         }
@@ -73,13 +73,13 @@ extension Workload {
                         if tryForm {
                             while true {
                                 if let problem = locks.allocated.withLockIfAvailable(section) { return problem }
-                                ilk_thread_yield()
+                                ilk_stress_thread_yield()
                             }
                         }
                         return locks.allocated.withLock(section)
                     default:
                         if tryForm {
-                            while !OSSpinLockTry(locks.spin) { ilk_thread_yield() }
+                            while !OSSpinLockTry(locks.spin) { ilk_stress_thread_yield() }
                         } else {
                             OSSpinLockLock(locks.spin)
                         }

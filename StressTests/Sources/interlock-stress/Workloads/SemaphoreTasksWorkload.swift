@@ -12,7 +12,7 @@
 // without a wait: the final value would exceed `units`); at the end every unit is back (value ==
 // units): no unit lost to a cancellation racing a signal, none made.
 
-import CInterlock
+import CStressSupport
 import Interlock
 
 extension Workload {
@@ -35,7 +35,7 @@ extension Workload {
         /// Holds a unit for a moment, checking the bound; returns it.
         @Sendable func hold(_ pauses: UInt64) {
             if holders.increment() > units { _ = overfull.increment() }
-            for _ in 0..<pauses { ilk_spin_pause() }
+            for _ in 0..<pauses { ilk_stress_spin_pause() }
             _ = holders.decrement()
         }
 
@@ -75,7 +75,7 @@ extension Workload {
                                 })
                         }
                         for task in tasks where worker.random.next() & 1 == 0 {
-                            for _ in 0..<(worker.random.next() & 7) { ilk_thread_yield() }
+                            for _ in 0..<(worker.random.next() & 7) { ilk_stress_thread_yield() }
                             task.cancel()
                         }
                         batch.wait()

@@ -1,7 +1,7 @@
 // The outcome of one workload: the figures of the table and of the JSON report.
 
-/// Latency percentiles of the sampled operations, in nanoseconds: each at most 1/128 above the
-/// exact nearest-rank value (see ``LatencyHistogram``); `samples` and `max` are exact.
+/// Latency percentiles of the sampled operations, in nanoseconds: each within 0.1% of the
+/// recorded value of its rank (see ``LatencyHistogram``); `samples` and `max` are exact.
 struct LatencySummary: Codable, Sendable {
     /// How many operations were timed.
     let samples: UInt64
@@ -11,11 +11,11 @@ struct LatencySummary: Codable, Sendable {
     let max: UInt64
 
     init(_ histogram: LatencyHistogram) {
-        samples = histogram.count
-        p50 = histogram.value(atPercentile: 50)
-        p99 = histogram.value(atPercentile: 99)
-        p999 = histogram.value(atPercentile: 99.9)
-        max = histogram.max
+        samples = histogram.totalCount
+        p50 = histogram.totalCount == 0 ? 0 : histogram.valueAtPercentile(50)
+        p99 = histogram.totalCount == 0 ? 0 : histogram.valueAtPercentile(99)
+        p999 = histogram.totalCount == 0 ? 0 : histogram.valueAtPercentile(99.9)
+        max = histogram.totalCount == 0 ? 0 : histogram.max
     }
 }
 
@@ -69,7 +69,7 @@ struct WorkloadResult: Codable, Sendable {
         operations = 0
         self.seconds = seconds
         operationsPerSecond = 0
-        latencyNanoseconds = LatencySummary(LatencyHistogram())
+        latencyNanoseconds = LatencySummary(LatencyHistogram.latencies())
         passed = false
         violations = [message]
         violationCount = 1

@@ -43,7 +43,7 @@ final class StressWorker {
         self.threadCount = threadCount
         self.deadline = deadline
         self.random = FastRandom(seed: UInt64(index))
-        self.latencies = LatencyHistogram()
+        self.latencies = .latencies()
         self.sampleMask = sampleInterval - 1
         self.stopFlag = stopFlag
         self.progress = progress
@@ -79,7 +79,7 @@ final class StressWorker {
     /// Records one latency sample measured by the workload itself.
     @inline(__always)
     func record(latency nanoseconds: UInt64) {
-        latencies.record(nanoseconds)
+        _ = latencies.record(nanoseconds)
     }
 
     /// Makes this thread's count visible to the progress line.

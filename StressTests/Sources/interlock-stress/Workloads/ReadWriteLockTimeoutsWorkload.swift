@@ -13,7 +13,7 @@
 //   - no lost wake-up: every thread keeps making progress (a hang trips the watchdog), and at
 //     the end the lock is free (tryLockWrite succeeds) with no reader left counted.
 
-import CInterlock
+import CStressSupport
 import Interlock
 
 extension Workload {

@@ -13,7 +13,7 @@
 // Invariants: every signal is consumed or still free (signals == taken + value at the end), and
 // no consumer ever took more units than had been signalled.
 
-import CInterlock
+import CStressSupport
 import Interlock
 
 extension Workload {
@@ -32,7 +32,7 @@ extension Workload {
                 let got: Bool = worker.operation {
                     switch choice {
                     case 0:
-                        while !semaphore.tryWait() { ilk_thread_yield() }
+                        while !semaphore.tryWait() { ilk_stress_thread_yield() }
                         return true
                     case 1, 2:
                         let deadline = ContinuousClock.now + .microseconds(50)
@@ -46,7 +46,7 @@ extension Workload {
                 }
                 guard got else { continue }
                 if holders.increment() > units { overfull += 1 }
-                for _ in 0..<(worker.random.next() & 15) { ilk_spin_pause() }
+                for _ in 0..<(worker.random.next() & 15) { ilk_stress_spin_pause() }
                 _ = holders.decrement()
                 semaphore.signal()
                 taken += 1
@@ -81,7 +81,7 @@ extension Workload {
                         semaphore.signal()
                     }
                     signals += 1
-                    if worker.random.next() & 3 == 0 { ilk_thread_yield() }
+                    if worker.random.next() & 3 == 0 { ilk_stress_thread_yield() }
                 } else {
                     let got = worker.operation { semaphore.wait(before: .now + .milliseconds(1)) }
                     if got {

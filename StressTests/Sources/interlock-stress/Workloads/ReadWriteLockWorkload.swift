@@ -13,7 +13,7 @@
 //   - reader overlap happens: the largest number of readers seen inside at once is noted
 //     (more than 1 shows readers really share the lock).
 
-import CInterlock
+import CStressSupport
 import Interlock
 
 extension Workload {
@@ -38,7 +38,7 @@ extension Workload {
                     var problem: String? = nil
                     if write {
                         switch how {
-                        case 0: while !lock.tryLockWrite() { ilk_thread_yield() }
+                        case 0: while !lock.tryLockWrite() { ilk_stress_thread_yield() }
                         case 1: while !lock.lockWrite(before: .now + .milliseconds(1)) {}
                         default: lock.lockWrite()
                         }
@@ -50,7 +50,7 @@ extension Workload {
                         lock.unlockWrite()
                     } else {
                         switch how {
-                        case 0: while !lock.tryLockRead() { ilk_thread_yield() }
+                        case 0: while !lock.tryLockRead() { ilk_stress_thread_yield() }
                         case 1: while !lock.lockRead(before: .now + .milliseconds(1)) {}
                         default: lock.lockRead()
                         }
