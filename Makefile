@@ -51,6 +51,9 @@ SWIFT ?= swift
 # A TSan report makes the process exit non-zero at once instead of carrying on.
 export TSAN_OPTIONS ?= halt_on_error=1 second_deadlock_stack=1
 TSAN_SCRATCH := .build-tsan
+# Zero warnings, kept so: the builds of the tests, the harness and the example treat a warning as
+# an error (the packages' own dependencies build without warnings too, checked with SwiftPM 6.3).
+WARNINGS := -Xswiftc -warnings-as-errors
 STRESS_ARGS ?=
 
 .PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread test-hosts
@@ -88,7 +91,7 @@ verify:
 # DistributedLock between "hosts" (network namespaces) sharing a directory over sshfs, with
 # interlock-dlock-helper (debug build) as the processes on them (scripts/test-hosts.sh).
 # HOSTS_BUILD_FLAGS adds swift build options, e.g. "--scratch-path .build-hosts".
-HOSTS_BUILD_FLAGS ?=
+HOSTS_BUILD_FLAGS ?= $(WARNINGS)
 test-hosts: deps
 	$(SWIFT) build $(HOSTS_BUILD_FLAGS) --product interlock-dlock-helper
 	scripts/test-hosts.sh --helper "$$($(SWIFT) build $(HOSTS_BUILD_FLAGS) --show-bin-path)/interlock-dlock-helper"
@@ -115,11 +118,11 @@ docs: deps
 	SWIFT="$(SWIFT)" scripts/build-docs.sh
 
 unit: test-deps
-	$(SWIFT) test
-	cd $(STRESS_DIR) && $(SWIFT) test
+	$(SWIFT) test $(WARNINGS)
+	cd $(STRESS_DIR) && $(SWIFT) test $(WARNINGS)
 
 unit-tsan: test-deps
-	$(SWIFT) test --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+	$(SWIFT) test $(WARNINGS) --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
 # Lock-order checking compiled in (the package trait LockOrderChecking, in its own scratch path):
 # its tests, then every stress workload with INTERLOCK_LOCK_ORDER=report, which must report
@@ -134,7 +137,7 @@ lock-order: test-deps
 # Every workload, postgres-lock included: next to a throwaway PostgreSQL server
 # (scripts/with-postgres.sh puts its connection string in INTERLOCK_POSTGRES).
 stress-tsan: test-deps
-	cd $(STRESS_DIR) && $(SWIFT) build -c release --sanitize=thread --scratch-path $(TSAN_SCRATCH) --product interlock-stress
+	cd $(STRESS_DIR) && $(SWIFT) build $(WARNINGS) -c release --sanitize=thread --scratch-path $(TSAN_SCRATCH) --product interlock-stress
 	scripts/with-postgres.sh sh -c '$(STRESS_DIR)/$(TSAN_SCRATCH)/release/interlock-stress --seconds 1 --postgres "$$INTERLOCK_POSTGRES"'
 
 # A package that depends on Interlock by path, built in its own .build (debug: the quicker build).
@@ -142,7 +145,7 @@ EXAMPLE := Examples/JobQueue
 
 example: deps
 	scripts/check-urcu-missing-error.sh
-	cd $(EXAMPLE) && $(SWIFT) build
+	cd $(EXAMPLE) && $(SWIFT) build $(WARNINGS)
 	SWIFT="$(SWIFT)" scripts/check-example-deps.sh $(EXAMPLE)
 	cd $(EXAMPLE) && $(SWIFT) run --skip-build JobQueue
 
