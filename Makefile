@@ -7,7 +7,8 @@
 #                 ThreadSanitizer; a short stress run built with ThreadSanitizer (postgres-lock
 #                 included, against a throwaway server); lock-order checking (make lock-order:
 #                 its tests and every workload with INTERLOCK_LOCK_ORDER=report, built with the
-#                 package trait LockOrderChecking); one with fault
+#                 package trait LockOrderChecking); PostgresLock over postgres-nio (make
+#                 test-nio, the package trait PostgresNIO); one with fault
 #                 injection (make stress-inject); a short soak (make soak-short); the file lock
 #                 across hosts (make test-hosts). Any failure, TSan report or documentation
 #                 warning fails it.
@@ -56,7 +57,8 @@ TSAN_SCRATCH := .build-tsan
 WARNINGS := -Xswiftc -warnings-as-errors
 STRESS_ARGS ?=
 
-.PHONY: stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread test-hosts
+
+.PHONY: test-nio stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread test-hosts
 
 deps:
 	@scripts/ensure-deps.sh
@@ -81,7 +83,7 @@ STRESS_DIR := StressTests
 stress: deps
 	cd $(STRESS_DIR) && $(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: lint verify test-deps docs example unit unit-tsan stress-tsan stress-inject lock-order soak-short test-hosts
+test: lint verify test-deps docs example unit unit-tsan stress-tsan stress-inject lock-order test-nio soak-short test-hosts
 
 # The spin models of the futex protocols (Verification/Models): each exhaustive for 2 and 3
 # threads, each mutant caught, each model's mirrored code unchanged since it was compared.
@@ -133,6 +135,13 @@ lock-order: test-deps
 	$(SWIFT) build --build-tests --traits LockOrderChecking --scratch-path $(LOCKORDER_SCRATCH)
 	$(SWIFT) test --skip-build --traits LockOrderChecking --scratch-path $(LOCKORDER_SCRATCH) --filter LockOrder
 	SWIFT="$(SWIFT)" scripts/stress-lock-order.sh
+
+# The package trait PostgresNIO (PostgresLock over a postgres-nio PostgresClient), in its own
+# scratch path: only this target resolves and builds postgres-nio and swift-nio.
+NIO_SCRATCH := .build-nio
+test-nio: test-deps
+	$(SWIFT) build --build-tests --traits PostgresNIO --scratch-path $(NIO_SCRATCH)
+	$(SWIFT) test --skip-build --traits PostgresNIO --scratch-path $(NIO_SCRATCH) --filter PostgresLockNIO
 
 # Every workload, postgres-lock included: next to a throwaway PostgreSQL server
 # (scripts/with-postgres.sh puts its connection string in INTERLOCK_POSTGRES).

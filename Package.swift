@@ -5,9 +5,10 @@
 // Swift on Linux. The library imports neither Foundation nor Dispatch; its one system
 // dependency is liburcu (Debian/Ubuntu: liburcu-dev), used by the lock-free queues.
 //
-// The package declares no package dependencies, so a dependent resolves Interlock alone: the
-// stress harness (StressTests/, with swift-argument-parser and hdrhistogram-swift) and the
-// benchmarks (Benchmarks/) are packages of their own that depend on this one by path.
+// A dependent resolves Interlock alone: the one package dependency, postgres-nio, is used only
+// under the trait PostgresNIO (off by default), and the stress harness (StressTests/, with
+// swift-argument-parser and hdrhistogram-swift) and the benchmarks (Benchmarks/) are packages of
+// their own that depend on this one by path.
 import PackageDescription
 
 let package = Package(
@@ -29,7 +30,18 @@ let package = Package(
         .trait(
             name: "LockOrderChecking",
             description: "Compiles in lock-order checking (potential deadlocks), turned on by INTERLOCK_LOCK_ORDER"
-        )
+        ),
+        // Off by default, so that nobody else resolves postgres-nio: PostgresLock(client:name:)
+        // over a postgres-nio PostgresClient's connections (Sources/InterlockPostgres/NIO/).
+        .trait(
+            name: "PostgresNIO",
+            description: "Adds PostgresLock initialisers that take a postgres-nio PostgresClient"
+        ),
+    ],
+    dependencies: [
+        // Resolved only with the trait PostgresNIO on (SwiftPM 6.3 leaves a dependency that only a
+        // disabled trait uses unresolved; scripts/check-example-deps.sh checks a dependent).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0")
     ],
     targets: [
         // liburcu, found with pkg-config; SwiftPM prints the apt-get hint when it is missing.
@@ -60,8 +72,12 @@ let package = Package(
         ),
         .target(
             name: "InterlockPostgres",
-            dependencies: ["Interlock", "CLibPQ"],
-            path: "Sources/InterlockPostgres"
+            dependencies: [
+                "Interlock", "CLibPQ",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgresNIO"])),
+            ],
+            path: "Sources/InterlockPostgres",
+            swiftSettings: [.define("INTERLOCK_POSTGRES_NIO", .when(traits: ["PostgresNIO"]))]
         ),
         .target(
             name: "InterlockCompat",
@@ -92,8 +108,12 @@ let package = Package(
         ),
         .testTarget(
             name: "InterlockPostgresTests",
-            dependencies: ["Interlock", "InterlockPostgres", "interlock-pg-helper"],
-            path: "Tests/InterlockPostgresTests"
+            dependencies: [
+                "Interlock", "InterlockPostgres", "interlock-pg-helper",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgresNIO"])),
+            ],
+            path: "Tests/InterlockPostgresTests",
+            swiftSettings: [.define("INTERLOCK_POSTGRES_NIO", .when(traits: ["PostgresNIO"]))]
         ),
         .testTarget(
             name: "InterlockCompatTests",

@@ -42,7 +42,8 @@ extension PostgresLock {
     /// - Throws: what ``tryLock()-9dozi`` throws; `CancellationError` when the task was cancelled
     ///   while it waited for another call on this object to end.
     public func tryLock() async throws -> Bool {
-        try await exclusivelyAsync { session in
+        if let engine { return try await gateAsync { try await engineAcquire(engine, "tryLock", nil) } }
+        return try await exclusivelyAsync { session in
             guard !session.held else { return false }
             guard let acquired = try await session.acquireAsync(operation: "tryLock", waitingUntil: nil, box: box)
             else { return false }
@@ -62,7 +63,8 @@ extension PostgresLock {
     ///   held afterwards, even when the server granted it as the cancellation arrived (it is
     ///   then released before the error is thrown).
     public func lock(before deadline: ContinuousClock.Instant) async throws -> Bool {
-        try await exclusivelyAsync { session in
+        if let engine { return try await gateAsync { try await engineAcquire(engine, "lock(before:)", deadline) } }
+        return try await exclusivelyAsync { session in
             guard !session.held else { return false }
             guard
                 let acquired = try await session.acquireAsync(
@@ -80,6 +82,7 @@ extension PostgresLock {
     /// - Throws: what ``unlock()-8ydsa`` throws; `CancellationError` only when the task was cancelled
     ///   before its turn came (another call on this object was running): then nothing changed.
     public func unlock() async throws {
+        if let engine { return try await engineRelease(engine) }
         try await exclusivelyAsync { session in
             // Relaxed: the token is only cleared; nothing is published with the zero.
             token.store(0, ordering: .relaxed)
@@ -90,7 +93,8 @@ extension PostgresLock {
     /// Asks the server whether this object's session still holds the lock, as ``checkHeld()-5fab1``
     /// does, with the task suspended during the round trip.
     public func checkHeld() async throws -> Bool {
-        try await exclusivelyAsync { session in try await session.checkHeldAsync() }
+        if let engine { return try await engineCheck(engine) }
+        return try await exclusivelyAsync { session in try await session.checkHeldAsync() }
     }
 
     /// Takes the lock (waiting until `deadline` at most), runs `body` with the acquisition's
@@ -156,6 +160,12 @@ extension PostgresLock {
     /// }
     /// ```
     public func waitUntilLost() async {
+        if let engine {
+            await engine.waitUntilLost()
+            // Relaxed: the token is only cleared; nothing is published with the zero.
+            if !engine.isHeldAndAlive { token.store(0, ordering: .relaxed) }
+            return
+        }
         do { try await gate.wait() } catch { return }  // cancelled before its turn
         let session = box.session
         guard session.heldAndAlive else {

@@ -109,6 +109,9 @@ public final class PostgresLock: DistributedLocking {
     let lossWaiters = _PGLossWaiters()
     /// The current acquisition's token; 0 when not held (or known lost). Tokens are positive.
     let token = Atomic<Int64>(0)
+    /// The engine over leased connections, for a lock made with a connection pool
+    /// (PostgresLockEngine.swift); nil for a lock on its own libpq session.
+    let engine: (any _PGLockEngine)?
 
     /// The statements that create the schema `interlock`, for an administrator who creates it
     /// once instead of giving clients the `CREATE` privilege.
@@ -183,6 +186,16 @@ public final class PostgresLock: DistributedLocking {
             connectionString: connectionString, name: name, key: key, probingPoolers: probingPoolers)
         _ = try session.connection(for: "init")
         self.box = _PGSessionBox(session)
+        self.engine = nil
+    }
+
+    /// A lock whose round trips go through `engine` (a connection pool's leases).
+    init(name: String, key: Int64, engine: any _PGLockEngine) {
+        self.name = name
+        self.key = key
+        // Never opened: every call goes to the engine.
+        self.box = _PGSessionBox(_PostgresSession(connectionString: "", name: name, key: key, probingPoolers: false))
+        self.engine = engine
     }
 
     // MARK: - Taking the lock
@@ -198,7 +211,12 @@ public final class PostgresLock: DistributedLocking {
     ///   session that broke since the last call is reopened once, silently, when the lock is
     ///   not held), `permissionDenied`, `serverError`, `tokensExhausted`.
     public func tryLock() throws(PostgresLockError) -> Bool {
-        try exclusively { session throws(PostgresLockError) -> Bool in
+        if let engine {
+            return try _PGBlocking.run(name, "tryLock") { [self] in
+                try await gateAsync { try await engineAcquire(engine, "tryLock", nil) }
+            }
+        }
+        return try exclusively { session throws(PostgresLockError) -> Bool in
             guard !session.held else { return false }
             guard let acquired = try session.acquire(operation: "tryLock", waitingUntil: nil) else { return false }
             // Release: pairs with fencingToken's acquire load.
@@ -221,7 +239,12 @@ public final class PostgresLock: DistributedLocking {
     public func lock(
         before deadline: ContinuousClock.Instant, pollInterval: Duration = .milliseconds(10)
     ) throws(PostgresLockError) -> Bool {
-        try exclusively { session throws(PostgresLockError) -> Bool in
+        if let engine {
+            return try _PGBlocking.run(name, "lock(before:)") { [self] in
+                try await gateAsync { try await engineAcquire(engine, "lock(before:)", deadline) }
+            }
+        }
+        return try exclusively { session throws(PostgresLockError) -> Bool in
             guard !session.held else { return false }
             guard let acquired = try session.acquire(operation: "lock(before:)", waitingUntil: deadline) else {
                 return false
@@ -257,7 +280,10 @@ public final class PostgresLock: DistributedLocking {
     ///   will throw ``PostgresLockError/Code/lockLost``.
     /// - Throws: ``PostgresLockError`` when the server answered with an error.
     public func checkHeld() throws(PostgresLockError) -> Bool {
-        try exclusively { session throws(PostgresLockError) -> Bool in try session.checkHeld() }
+        if let engine {
+            return try _PGBlocking.run(name, "checkHeld") { [self] in try await engineCheck(engine) }
+        }
+        return try exclusively { session throws(PostgresLockError) -> Bool in try session.checkHeld() }
     }
 
     /// Releases the lock held by this object: one round trip.
@@ -268,6 +294,9 @@ public final class PostgresLock: DistributedLocking {
     ///   and someone else may hold it now); `serverError` when the server refused the unlock
     ///   (the session is then closed, which releases the lock).
     public func unlock() throws(PostgresLockError) {
+        if let engine {
+            return try _PGBlocking.run(name, "unlock") { [self] in try await engineRelease(engine) }
+        }
         try exclusively { session throws(PostgresLockError) in
             // Relaxed: the token is only cleared; nothing is published with the zero.
             token.store(0, ordering: .relaxed)
@@ -280,7 +309,25 @@ public final class PostgresLock: DistributedLocking {
     /// Reads `pg_locks` joined with `pg_stat_activity`: one round trip.
     /// - Throws: ``PostgresLockError`` when no session can be opened or the server refused.
     public func holderInfo() throws(PostgresLockError) -> Holder? {
-        try exclusively { session throws(PostgresLockError) -> Holder? in try session.holder() }
+        if let engine {
+            return try _PGBlocking.run(name, "holderInfo") { [self] in try await gateAsync { try await engine.holder() }
+            }
+        }
+        return try exclusively { session throws(PostgresLockError) -> Holder? in try session.holder() }
+    }
+}
+
+extension PostgresLock.Holder {
+    /// The holder that a row of the `holder` statement describes (PostgresLockSQL.swift);
+    /// nil for no row.
+    init?(holderRow row: [String?]?) {
+        guard let row, row.count >= 5 else { return nil }
+        self.init(
+            backendProcessID: row[0].flatMap { Int32($0) } ?? 0,
+            clientAddress: row[1],
+            applicationName: row[2],
+            sessionStart: row[3].flatMap { Double($0) }.map { Duration.seconds($0) },
+            isThisObject: row[4] == "t")
     }
 }
 

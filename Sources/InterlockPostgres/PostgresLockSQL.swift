@@ -279,6 +279,45 @@ enum _PostgresLockSQL {
         """
     }
 
+    /// The waiting acquisition's SELECT with parameters (`$1` the key, `$2` the nonce, `$3` the
+    /// name), for a connection that runs one statement at a time (a leased postgres-nio
+    /// connection); the caller sets `lock_timeout` before it. Same row as `waitingLock`.
+    static let waitingLockParameterized = """
+        SELECT a.mine, a.counter, a.epoch, \(noted("$3"))
+        FROM (SELECT \(mine("$2")) AS mine,
+                     CASE WHEN \(mine("$2"))
+                          THEN (SELECT nextval('interlock.fencing_counter') FROM pg_advisory_lock($1::bigint))
+                     END AS counter,
+                     (SELECT epoch FROM interlock.fencing_current) AS epoch
+              OFFSET 0) AS a
+        """
+
+    /// The statements of `script`, one by one, for a connection that runs one at a time: split
+    /// at ";" ending a line, except inside a dollar-quoted body (`$tag$ ... $tag$`).
+    static func statements(of script: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        var openQuote: Substring?
+        for line in script.split(separator: "\n", omittingEmptySubsequences: false) {
+            current += (current.isEmpty ? "" : "\n") + line
+            for quote in line.matches(of: /\$[A-Za-z_]*\$/).map({ line[$0.range] }) {
+                openQuote = openQuote == quote ? nil : (openQuote ?? quote)
+            }
+            if openQuote == nil, line.hasSuffix(";") {
+                statements.append(trimmed(current.dropLast()))
+                current = ""
+            }
+        }
+        let rest = trimmed(current[...])
+        if !rest.isEmpty { statements.append(rest) }
+        return statements
+    }
+
+    private static func trimmed(_ text: Substring) -> String {
+        let start = text.drop(while: \.isWhitespace)
+        return String(start.reversed().drop(while: \.isWhitespace).reversed())
+    }
+
     /// A new epoch, when `fencing_current` is empty (after a crash, or at first use); the
     /// commit is flushed before the result is returned. Two sessions racing here may both
     /// increment `fencing_epoch`; one insert wins and both read its epoch (epochs only need to

@@ -123,7 +123,7 @@ final class _PostgresSession {
     }
 
     /// A random nonce: 128 bits from the system's generator, in hex.
-    private static func makeNonce() -> String {
+    static func makeNonce() -> String {
         var generator = SystemRandomNumberGenerator()
         return [generator.next(), generator.next()].map { (word: UInt64) in
             let digits = String(word, radix: 16)
@@ -133,6 +133,11 @@ final class _PostgresSession {
 
     /// The refusal of a pooler that shares server sessions, with `evidence` and the way out.
     func pooler(_ operation: String, _ evidence: String) -> PostgresLockError {
+        Self.pooler(name, operation, evidence)
+    }
+
+    /// The refusal of a pooler that shares server sessions, for the lock `name`.
+    static func pooler(_ name: String, _ operation: String, _ evidence: String) -> PostgresLockError {
         PostgresLockError(
             code: .unsupportedPooler, lockName: name, operation: operation,
             message:
@@ -538,12 +543,6 @@ final class _PostgresSession {
                 throw PostgresLockError(error, lockName: name, operation: "holderInfo", doing: "cannot read pg_locks")
             }
         }
-        guard let row = rows.first else { return nil }
-        return PostgresLock.Holder(
-            backendProcessID: row[0].flatMap { Int32($0) } ?? 0,
-            clientAddress: row[1],
-            applicationName: row[2],
-            sessionStart: row[3].flatMap { Double($0) }.map { Duration.seconds($0) },
-            isThisObject: row[4] == "t")
+        return PostgresLock.Holder(holderRow: rows.first)
     }
 }
