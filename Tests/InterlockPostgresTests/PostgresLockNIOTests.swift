@@ -80,7 +80,25 @@ struct PostgresLockNIOTests {
                     try await lock.unlock()
                 }
             }
-            // One connection served all six holds: each unlock gave it back, claim cleared.
+            // A hold that waited: its lock_timeout slices must not stay on the pool's connection.
+            let own = try PostgresLock(connectionString: server.connectionString, name: "nio-lease-0")
+            #expect(try await own.tryLock())
+            let waited = Task { try await locks[0].lock(before: .now + .seconds(30)) }
+            while try !PGTest.someoneWaits(server, key: own.key) { try await Task.sleep(for: .milliseconds(5)) }
+            try await own.unlock()
+            #expect(try await waited.value)
+            backends.insert(try #require(try await onThread { try locks[0].holderInfo() }).backendProcessID)
+            try await locks[0].unlock()
+            let settings = try await client.withConnection { connection in
+                var values: [String] = []
+                let rows = try await connection.query(
+                    "SELECT current_setting('lock_timeout'), coalesce(current_setting('interlock.client', true), '')",
+                    logger: connection.logger)
+                for try await (timeout, claim) in rows.decode((String, String).self) { values = [timeout, claim] }
+                return values
+            }
+            #expect(settings == ["0", ""], "the pool's connection came back with \(settings)")
+            // One connection served all seven holds: each unlock gave it back, claim cleared.
             #expect(backends.count == 1)
             let claimed = try server.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE pid = \(backends.first ?? 0)")

@@ -15,8 +15,9 @@
 //                          server released the lock)
 //
 // Invariants: (1) a connection goes back to the pool only after an unlock that the server
-// confirmed and the claim cleared (`interlock.client` set to ''), or closed (end(closing:)):
-// never holding the lock or carrying this engine's nonce; (2) `held` is true from a grant until
+// confirmed, the claim cleared (`interlock.client` set to '') and `lock_timeout` reset, or
+// closed (end(closing:)): never holding the lock, carrying this engine's nonce, or a waiting
+// slice's lock_timeout; (2) `held` is true from a grant until
 // release; (3) the engine never opens a second lease while one is out.
 //
 // The session rules are PostgresLock's own: the claim (a nonce in `interlock.client`, refused
@@ -53,6 +54,15 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
 
     /// The longest single wait in the server between two checks for cancellation, in ms.
     static let chunkMilliseconds: Int64 = 250
+
+    /// What a connection goes back to the pool with: no claim, and `lock_timeout` as RESET
+    /// would leave it (a wait set it; the application's next use of the connection must not
+    /// inherit it). The server side's keepalives and `client_connection_check_interval` stay,
+    /// harmless to other uses. One round trip.
+    static let unclaim = """
+        SELECT set_config('\(_PostgresLockSQL.clientSetting)', '', false), set_config('lock_timeout', s.reset_val, false)
+        FROM pg_settings AS s WHERE s.name = 'lock_timeout'
+        """
 
     init(client: PostgresClient, name: String, key: Int64) {
         self.client = client
@@ -354,7 +364,7 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
         var close = closing
         if unclaiming, !close {
             do {
-                _ = try await lease.run("SELECT set_config('\(_PostgresLockSQL.clientSetting)', '', false)")
+                _ = try await lease.run(Self.unclaim)
             } catch {
                 close = true
             }
