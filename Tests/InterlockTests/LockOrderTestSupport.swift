@@ -35,163 +35,77 @@ struct LockUse: Sendable {
     var tryHold: (@Sendable (_ body: () -> Void) -> Bool)? = nil
     var holdBefore: (@Sendable (_ deadline: ContinuousClock.Instant, _ body: () -> Void) -> Bool)? = nil
 
-    static func lock(_ lock: Lock) -> LockUse {
+    /// The uses built from a type's primitives: `take` and `release` always, `tryTake` and
+    /// `takeBefore` where the type has them.
+    static func of(
+        take: @escaping @Sendable () -> Void, release: @escaping @Sendable () -> Void,
+        tryTake: (@Sendable () -> Bool)? = nil,
+        takeBefore: (@Sendable (ContinuousClock.Instant) -> Bool)? = nil
+    ) -> LockUse {
         LockUse(
             hold: { body in
-                lock.lock()
+                take()
                 body()
-                lock.unlock()
+                release()
             },
-            tryHold: { body in
-                guard lock.tryLock() else { return false }
-                body()
-                lock.unlock()
-                return true
+            tryHold: tryTake.map { tryTake in
+                { @Sendable body in
+                    guard tryTake() else { return false }
+                    body()
+                    release()
+                    return true
+                }
             },
-            holdBefore: { deadline, body in
-                guard lock.lock(before: deadline) else { return false }
-                body()
-                lock.unlock()
-                return true
+            holdBefore: takeBefore.map { takeBefore in
+                { @Sendable deadline, body in
+                    guard takeBefore(deadline) else { return false }
+                    body()
+                    release()
+                    return true
+                }
             })
+    }
+
+    static func lock(_ lock: Lock) -> LockUse {
+        of(take: lock.lock, release: lock.unlock, tryTake: lock.tryLock, takeBefore: { lock.lock(before: $0) })
     }
 
     static func spinLock(_ lock: SpinLock) -> LockUse {
-        LockUse(
-            hold: { body in
-                lock.lock()
-                body()
-                lock.unlock()
-            },
-            tryHold: { body in
-                guard lock.tryLock() else { return false }
-                body()
-                lock.unlock()
-                return true
-            })
+        of(take: lock.lock, release: lock.unlock, tryTake: lock.tryLock)
     }
 
     static func recursiveLock(_ lock: RecursiveLock) -> LockUse {
-        LockUse(
-            hold: { body in
-                lock.lock()
-                body()
-                lock.unlock()
-            },
-            tryHold: { body in
-                guard lock.tryLock() else { return false }
-                body()
-                lock.unlock()
-                return true
-            },
-            holdBefore: { deadline, body in
-                guard lock.lock(before: deadline) else { return false }
-                body()
-                lock.unlock()
-                return true
-            })
+        of(take: lock.lock, release: lock.unlock, tryTake: lock.tryLock, takeBefore: { lock.lock(before: $0) })
     }
 
     static func read(_ lock: ReadWriteLock) -> LockUse {
-        LockUse(
-            hold: { body in
-                lock.lockRead()
-                body()
-                lock.unlockRead()
-            },
-            tryHold: { body in
-                guard lock.tryLockRead() else { return false }
-                body()
-                lock.unlockRead()
-                return true
-            },
-            holdBefore: { deadline, body in
-                guard lock.lockRead(before: deadline) else { return false }
-                body()
-                lock.unlockRead()
-                return true
-            })
+        of(
+            take: lock.lockRead, release: lock.unlockRead, tryTake: lock.tryLockRead,
+            takeBefore: { lock.lockRead(before: $0) })
     }
 
     static func write(_ lock: ReadWriteLock) -> LockUse {
-        LockUse(
-            hold: { body in
-                lock.lockWrite()
-                body()
-                lock.unlockWrite()
-            },
-            tryHold: { body in
-                guard lock.tryLockWrite() else { return false }
-                body()
-                lock.unlockWrite()
-                return true
-            },
-            holdBefore: { deadline, body in
-                guard lock.lockWrite(before: deadline) else { return false }
-                body()
-                lock.unlockWrite()
-                return true
-            })
+        of(
+            take: lock.lockWrite, release: lock.unlockWrite, tryTake: lock.tryLockWrite,
+            takeBefore: { lock.lockWrite(before: $0) })
     }
 
     static func condition(_ condition: Condition) -> LockUse {
-        LockUse(
-            hold: { body in
-                condition.lock()
-                body()
-                condition.unlock()
-            },
-            tryHold: { body in
-                guard condition.tryLock() else { return false }
-                body()
-                condition.unlock()
-                return true
-            })
+        of(take: condition.lock, release: condition.unlock, tryTake: condition.tryLock)
     }
 
     /// A ConditionLock taken with `lock()`, `tryLock()` and `lock(before:)`.
     static func conditionLock(_ lock: ConditionLock) -> LockUse {
-        LockUse(
-            hold: { body in
-                lock.lock()
-                body()
-                lock.unlock()
-            },
-            tryHold: { body in
-                guard lock.tryLock() else { return false }
-                body()
-                lock.unlock()
-                return true
-            },
-            holdBefore: { deadline, body in
-                guard lock.lock(before: deadline) else { return false }
-                body()
-                lock.unlock()
-                return true
-            })
+        of(take: lock.lock, release: lock.unlock, tryTake: lock.tryLock, takeBefore: { lock.lock(before: $0) })
     }
 
     /// A ConditionLock taken when its condition is `condition` (which must already hold: the
     /// scenarios never wait for it), and released keeping it.
     static func conditionLock(_ lock: ConditionLock, whenCondition condition: Int) -> LockUse {
-        LockUse(
-            hold: { body in
-                lock.lock(whenCondition: condition)
-                body()
-                lock.unlock(withCondition: condition)
-            },
-            tryHold: { body in
-                guard lock.tryLock(whenCondition: condition) else { return false }
-                body()
-                lock.unlock(withCondition: condition)
-                return true
-            },
-            holdBefore: { deadline, body in
-                guard lock.lock(whenCondition: condition, before: deadline) else { return false }
-                body()
-                lock.unlock(withCondition: condition)
-                return true
-            })
+        of(
+            take: { lock.lock(whenCondition: condition) }, release: { lock.unlock(withCondition: condition) },
+            tryTake: { lock.tryLock(whenCondition: condition) },
+            takeBefore: { lock.lock(whenCondition: condition, before: $0) })
     }
 
     static func synchronized(_ object: LockOrderToken) -> LockUse {
