@@ -5,20 +5,6 @@
 import Interlock
 import Testing
 
-/// Checks that an exit test's child printed every one of `fragments` on standard error.
-private func expectStandardError(
-    _ result: ExitTest.Result?, contains fragments: String...,
-    sourceLocation: SourceLocation = #_sourceLocation
-) {
-    guard let result else { return }  // the exit-status expectation has already failed
-    let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-    for fragment in fragments {
-        #expect(
-            text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
-            sourceLocation: sourceLocation)
-    }
-}
-
 @Suite("Atomics: misuse traps with a message")
 struct AtomicTrapTests {
     @Test("AtomicInt32 load with .release traps")
@@ -26,7 +12,7 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicInt32(1).load(ordering: .release)
         }
-        expectStandardError(
+        expectTrapMessage(
             result, contains: "AtomicInt32.load(ordering:)",
             ".release is not a valid ordering for a load")
     }
@@ -36,7 +22,7 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicInt64(1).load(ordering: .acquireRelease)
         }
-        expectStandardError(
+        expectTrapMessage(
             result, contains: "AtomicInt64.load(ordering:)",
             ".acquireRelease is not a valid ordering for a load")
     }
@@ -46,7 +32,7 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             AtomicUInt32(1).store(2, ordering: .acquire)
         }
-        expectStandardError(
+        expectTrapMessage(
             result, contains: "AtomicUInt32.store(_:ordering:)",
             ".acquire is not a valid ordering for a store")
     }
@@ -56,7 +42,7 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             AtomicInt(1).store(2, ordering: .acquireRelease)
         }
-        expectStandardError(
+        expectTrapMessage(
             result, contains: "AtomicInt.store(_:ordering:)",
             ".acquireRelease is not a valid ordering for a store")
     }
@@ -66,7 +52,7 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicInt32().testAndSet(bit: -1)
         }
-        expectStandardError(
+        expectTrapMessage(
             result, contains: "AtomicInt32.testAndSet(bit:ordering:)",
             "bit index -1 is out of range 0..<32")
     }
@@ -76,7 +62,7 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicInt32().testAndSet(bit: 32)
         }
-        expectStandardError(
+        expectTrapMessage(
             result, contains: "AtomicInt32.testAndSet(bit:ordering:)",
             "bit index 32 is out of range 0..<32")
     }
@@ -86,7 +72,7 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicUInt64(.max).testAndClear(bit: 64)
         }
-        expectStandardError(
+        expectTrapMessage(
             result, contains: "AtomicUInt64.testAndClear(bit:ordering:)",
             "bit index 64 is out of range 0..<64")
     }
@@ -96,7 +82,7 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = AtomicBool(true).load(ordering: .release)
         }
-        expectStandardError(
+        expectTrapMessage(
             result, contains: "AtomicBool.load(ordering:)",
             ".release is not a valid ordering for a load")
     }
@@ -106,7 +92,7 @@ struct AtomicTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             AtomicBool().store(true, ordering: .acquire)
         }
-        expectStandardError(
+        expectTrapMessage(
             result, contains: "AtomicBool.store(_:ordering:)",
             ".acquire is not a valid ordering for a store")
     }
@@ -117,7 +103,7 @@ struct AtomicTrapTests {
             var word: UInt64 = 0
             _ = withUnsafeMutableBytes(of: &word) { atomicTestAndSet(-1, $0.baseAddress!) }
         }
-        expectStandardError(result, contains: "atomicTestAndSet(_:_:ordering:)", "bit index -1 is negative")
+        expectTrapMessage(result, contains: "atomicTestAndSet(_:_:ordering:)", "bit index -1 is negative")
     }
 
     @Test("atomicTestAndClear(-8, p) traps")
@@ -126,6 +112,6 @@ struct AtomicTrapTests {
             var word: UInt64 = 0
             _ = withUnsafeMutableBytes(of: &word) { atomicTestAndClear(-8, $0.baseAddress!) }
         }
-        expectStandardError(result, contains: "atomicTestAndClear(_:_:ordering:)", "bit index -8 is negative")
+        expectTrapMessage(result, contains: "atomicTestAndClear(_:_:ordering:)", "bit index -8 is negative")
     }
 }

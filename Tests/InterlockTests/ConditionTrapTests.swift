@@ -12,7 +12,7 @@ struct ConditionTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             Condition().wait()
         }
-        expectConditionTrapMessage(
+        expectTrapMessage(
             result, contains: "Condition (unnamed)",
             "wait() called by a thread that does not hold the lock",
             "it is not locked")
@@ -25,7 +25,7 @@ struct ConditionTrapTests {
             condition.name = "jobs"
             _ = condition.wait(until: .now + .seconds(1))
         }
-        expectConditionTrapMessage(
+        expectTrapMessage(
             result, contains: "Condition \"jobs\"",
             "wait(until:) called by a thread that does not hold the lock")
     }
@@ -39,7 +39,7 @@ struct ConditionTrapTests {
             locker.join()
             condition.wait()
         }
-        expectConditionTrapMessage(
+        expectTrapMessage(
             result, contains: "Condition \"shared\"",
             "wait() called by a thread that does not hold the lock",
             "another thread holds it")
@@ -52,7 +52,7 @@ struct ConditionTrapTests {
             condition.name = "queue"
             condition.unlock()
         }
-        expectConditionTrapMessage(
+        expectTrapMessage(
             result, contains: "Condition \"queue\"",
             "unlock() called by a thread that does not hold the lock",
             "it is not locked")
@@ -63,7 +63,7 @@ struct ConditionTrapTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             ConditionLock().unlock()
         }
-        expectConditionTrapMessage(
+        expectTrapMessage(
             result, contains: "ConditionLock (unnamed)",
             "unlock() called while it is not locked")
     }
@@ -75,7 +75,7 @@ struct ConditionTrapTests {
             lock.name = "stage"
             lock.unlock(withCondition: 2)
         }
-        expectConditionTrapMessage(
+        expectTrapMessage(
             result, contains: "ConditionLock \"stage\"",
             "unlock(withCondition:) called while it is not locked")
     }

@@ -70,7 +70,7 @@ struct LockForkTests {
         guard let result else { return }
         let text = String(decoding: result.standardErrorContent, as: UTF8.self)
         let holder = announcedHolder(in: text) ?? "?"
-        expectLockTrapMessage(
+        expectTrapMessage(
             result, contains: "RecursiveLock \"forked\"", "unlock() called by thread",
             "which does not own the lock (thread \(holder) does)")
     }
@@ -90,7 +90,7 @@ struct LockForkTests {
                 return 0
             }
         }
-        expectConditionTrapMessage(
+        expectTrapMessage(
             result, contains: "Condition \"forked\"",
             "unlock() called by a thread that does not hold the lock",
             "another thread holds it")
@@ -109,7 +109,7 @@ struct LockForkTests {
                 return 0
             }
         }
-        expectConditionTrapMessage(
+        expectTrapMessage(
             result, contains: "Condition (unnamed)",
             "wait(until:) called by a thread that does not hold the lock",
             "another thread holds it")
@@ -136,7 +136,7 @@ struct LockForkTests {
         guard let result else { return }
         let text = String(decoding: result.standardErrorContent, as: UTF8.self)
         let holder = announcedHolder(in: text) ?? "?"
-        expectLockTrapMessage(
+        expectTrapMessage(
             result, contains: "synchronized(_:_:): a section entered by thread \(holder) is left by thread",
             "fork() was called inside the body", "Fork outside synchronized")
     }

@@ -73,20 +73,6 @@ func expectTimedOut(_ outcome: TimedAttempt, sourceLocation: SourceLocation = #_
         "returned \(outcome.returned - outcome.deadline) after its deadline", sourceLocation: sourceLocation)
 }
 
-/// Checks that an exit test's child printed every one of `fragments` on standard error.
-func expectLockTrapMessage(
-    _ result: ExitTest.Result?, contains fragments: String...,
-    sourceLocation: SourceLocation = #_sourceLocation
-) {
-    guard let result else { return }  // the exit-status expectation has already failed
-    let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-    for fragment in fragments {
-        #expect(
-            text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
-            sourceLocation: sourceLocation)
-    }
-}
-
 /// An error thrown from a critical section, to check that `withLock` unlocks on throw.
 struct LockTestError: Error, Equatable {}
 

@@ -143,7 +143,7 @@ struct LockTests {
             lock.name = "inventory"
             lock.unlock()
         }
-        expectLockTrapMessage(result, contains: "Lock \"inventory\"", "unlock() called on a lock that is not locked")
+        expectTrapMessage(result, contains: "Lock \"inventory\"", "unlock() called on a lock that is not locked")
     }
 
     @Test("unlocking an unnamed lock twice traps, saying it is unnamed")
@@ -154,6 +154,6 @@ struct LockTests {
             lock.unlock()
             lock.unlock()
         }
-        expectLockTrapMessage(result, contains: "Lock (unnamed)", "not locked")
+        expectTrapMessage(result, contains: "Lock (unnamed)", "not locked")
     }
 }

@@ -25,7 +25,7 @@ struct OnceTrapTests {
                 once.run { once.run {} }
             }
         }
-        expectOnceTrapMessage(result, contains: "Once: run(_:) called recursively from its own body")
+        expectTrapMessage(result, contains: "Once: run(_:) called recursively from its own body")
     }
 
     @Test("Once.run(_:) called from its own body traps while other callers sleep on it")
@@ -40,7 +40,7 @@ struct OnceTrapTests {
                 }
             }
         }
-        expectOnceTrapMessage(result, contains: "Once: run(_:) called recursively from its own body")
+        expectTrapMessage(result, contains: "Once: run(_:) called recursively from its own body")
     }
 
     @Test("a cycle of Once objects on one thread traps")
@@ -51,7 +51,7 @@ struct OnceTrapTests {
                 first.run { second.run { first.run {} } }
             }
         }
-        expectOnceTrapMessage(result, contains: "Once: run(_:) called recursively from its own body")
+        expectTrapMessage(result, contains: "Once: run(_:) called recursively from its own body")
     }
 
     @Test("Lazy.value read from its own make closure traps")
@@ -64,7 +64,7 @@ struct OnceTrapTests {
                 _ = lazy.value
             }
         }
-        expectOnceTrapMessage(result, contains: "Lazy: value read recursively from its own initializer")
+        expectTrapMessage(result, contains: "Lazy: value read recursively from its own initializer")
     }
 
     #if os(Linux) && (arch(x86_64) || arch(arm64))
@@ -82,7 +82,7 @@ struct OnceTrapTests {
             guard lockEventually(within: .seconds(60), { running.load() }) else { exit(4) }
             _refusedFutexWaitChild(once._word) { once.run {} }
         }
-        expectOnceTrapMessage(result, contains: "Once: futex wait failed with errno \(EPERM)")
+        expectTrapMessage(result, contains: "Once: futex wait failed with errno \(EPERM)")
     }
 
     @Test("Lazy: a futex wait the kernel refuses traps, naming Lazy and the errno")
@@ -98,7 +98,7 @@ struct OnceTrapTests {
             guard lockEventually(within: .seconds(60), { running.load() }) else { exit(4) }
             _refusedFutexWaitChild(lazy._word) { _ = lazy.value }
         }
-        expectOnceTrapMessage(result, contains: "Lazy: futex wait failed with errno \(EPERM)")
+        expectTrapMessage(result, contains: "Lazy: futex wait failed with errno \(EPERM)")
     }
     #endif
 }
@@ -129,16 +129,3 @@ private func _refusedFutexWaitChild(_ word: UnsafeMutablePointer<UInt32>, _ body
     }
 }
 #endif
-
-/// Checks that an exit test's child printed every one of `fragments` on standard error.
-private func expectOnceTrapMessage(
-    _ result: ExitTest.Result?, contains fragments: String..., sourceLocation: SourceLocation = #_sourceLocation
-) {
-    guard let result else { return }  // the exit-status expectation has already failed
-    let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-    for fragment in fragments {
-        #expect(
-            text.contains(fragment), "stderr should contain \"\(fragment)\"; it was:\n\(text)",
-            sourceLocation: sourceLocation)
-    }
-}

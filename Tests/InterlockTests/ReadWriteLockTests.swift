@@ -560,7 +560,7 @@ struct ReadWriteLockTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             ReadWriteLock().unlockRead()
         }
-        expectLockTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is not locked")
+        expectTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is not locked")
     }
 
     @Test("unlockWrite on a read-locked lock traps")
@@ -570,7 +570,7 @@ struct ReadWriteLockTests {
             lock.lockRead()
             lock.unlockWrite()
         }
-        expectLockTrapMessage(
+        expectTrapMessage(
             result, contains: "ReadWriteLock: unlockWrite() called on a lock that is read-locked by 1 readers")
     }
 
@@ -586,7 +586,7 @@ struct ReadWriteLockTests {
             _ = ilk_atomic_fetch_add_u64(lock._r, 1, ILK_ORDER_RELAXED)
             lock.unlockRead()
         }
-        expectLockTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is write-locked")
+        expectTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is write-locked")
     }
 
     /// D set with no reader counted happens for a moment, between the last reader's decrement
@@ -599,7 +599,7 @@ struct ReadWriteLockTests {
             ilk_atomic_store_u64(lock._r, _RW.drainWaiting, ILK_ORDER_RELAXED)
             lock.unlockRead()
         }
-        expectLockTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is not locked")
+        expectTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is not locked")
     }
 
     @Test("unlockRead on a write-locked lock traps")
@@ -609,7 +609,7 @@ struct ReadWriteLockTests {
             lock.lockWrite()
             lock.unlockRead()
         }
-        expectLockTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is write-locked")
+        expectTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is write-locked")
     }
 }
 

@@ -117,7 +117,7 @@ struct RecursiveLockTests {
             lock.unlock()
             lock.unlock()
         }
-        expectLockTrapMessage(
+        expectTrapMessage(
             result, contains: "RecursiveLock \"tree\"", "unlock() called on a lock that is not locked")
     }
 
@@ -128,6 +128,6 @@ struct RecursiveLockTests {
             lock.lock()
             TestThread { lock.unlock() }.join()
         }
-        expectLockTrapMessage(result, contains: "RecursiveLock (unnamed)", "which does not own the lock")
+        expectTrapMessage(result, contains: "RecursiveLock (unnamed)", "which does not own the lock")
     }
 }

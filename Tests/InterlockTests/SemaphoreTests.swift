@@ -172,7 +172,7 @@ struct SemaphoreTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Interlock.Semaphore(value: -1)
         }
-        expectLockTrapMessage(result, contains: "Semaphore", "init(value:) with a negative value (-1)")
+        expectTrapMessage(result, contains: "Semaphore", "init(value:) with a negative value (-1)")
     }
 }
 

@@ -68,6 +68,6 @@ struct SpinLockTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             SpinLock().unlock()
         }
-        expectLockTrapMessage(result, contains: "SpinLock", "unlock() called on a lock that is not locked")
+        expectTrapMessage(result, contains: "SpinLock", "unlock() called on a lock that is not locked")
     }
 }

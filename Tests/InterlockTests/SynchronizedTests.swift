@@ -298,6 +298,6 @@ struct SynchronizedTests {
             nonisolated(unsafe) let record = _SynchronizedTable.acquire(key)
             TestThread { _SynchronizedTable.release(record) }.join()
         }
-        expectLockTrapMessage(result, contains: "synchronized(_:_:): internal error", "which does not hold it")
+        expectTrapMessage(result, contains: "synchronized(_:_:): internal error", "which does not hold it")
     }
 }

@@ -256,7 +256,7 @@ struct WaitGroupTests {
             group.leave()
             group.leave()
         }
-        expectLockTrapMessage(result, contains: "WaitGroup", "leave() called more times than enter()")
+        expectTrapMessage(result, contains: "WaitGroup", "leave() called more times than enter()")
     }
 
     @Test("enter(0) traps with a message")
@@ -264,6 +264,6 @@ struct WaitGroupTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             WaitGroup().enter(0)
         }
-        expectLockTrapMessage(result, contains: "WaitGroup", "enter(0) with a count below 1")
+        expectTrapMessage(result, contains: "WaitGroup", "enter(0) with a count below 1")
     }
 }
