@@ -13,12 +13,9 @@ import Musl
 import Darwin
 #endif
 
-/// A value with no synchronization of its own: correct only when a lock protects every
-/// access, which is what the tests check (and ThreadSanitizer flags any unprotected access).
-final class LockGuarded<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
-}
+/// A value with no synchronization of its own (ConditionTestSupport.swift's `PlainShared`):
+/// correct only when a lock protects every access, which is what the tests check.
+typealias LockGuarded<Value> = PlainShared<Value>
 
 /// How long a lock test waits for progress before declaring a stall. Generous: the machine is
 /// shared with other builds, and ThreadSanitizer is slow.
@@ -30,12 +27,7 @@ let lockLatenessLimit: Duration = .seconds(5)
 /// Polls `condition`, yielding between polls, until it holds or `limit` has passed.
 /// - Returns: whether it held.
 func lockEventually(within limit: Duration = lockStallLimit, _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        sched_yield()
-    }
-    return true
+    progresses(within: limit, condition)
 }
 
 /// The outcome of a timed lock call, measured on whatever thread made it (expectations are
