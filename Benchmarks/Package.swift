@@ -30,6 +30,12 @@ let package = Package(
             name: "CPeers",
             path: "Sources/CPeers"
         ),
+        // The configuration every benchmark family shares (metrics, units), with its bounds.
+        .target(
+            name: "BenchmarkConfiguration",
+            dependencies: [.product(name: "Benchmark", package: "benchmark")],
+            path: "Sources/BenchmarkConfiguration"
+        ),
         // Thread team and fairness helpers shared by every benchmark target.
         .target(
             name: "BenchmarkSupport",
@@ -51,6 +57,7 @@ package.targets += [
         name: "AtomicsBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
             .product(name: "Atomics", package: "swift-atomics"),
             "CPeers",
@@ -73,6 +80,7 @@ package.targets += [
         name: "ConditionBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
             "ConditionPeers",
             "BenchmarkSupport",
@@ -106,6 +114,7 @@ package.targets += [
         name: "QueueBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
             "CQueuePeers",
             "CBoostQueuePeers",
@@ -125,6 +134,7 @@ package.targets += [
         name: "DistributedLockBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
         ],
         path: "Benchmarks/DistributedLockBenchmarks",
@@ -149,6 +159,7 @@ package.targets += [
         name: "LocksBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
             .product(name: "InterlockCompat", package: "Interlock"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -168,6 +179,7 @@ package.targets += [
         name: "WaitingBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
             "BenchmarkSupport",
         ],
@@ -185,6 +197,7 @@ package.targets += [
         name: "AsyncBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
         ],
         path: "Benchmarks/AsyncBenchmarks",
@@ -201,6 +214,7 @@ package.targets += [
         name: "OnceBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
             .product(name: "Atomics", package: "swift-atomics"),
             "BenchmarkSupport",
@@ -219,6 +233,7 @@ package.targets += [
         name: "SynchronizedBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
             "BenchmarkSupport",
         ],
@@ -246,6 +261,7 @@ package.targets += [
         name: "PostgresBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
             .product(name: "InterlockPostgres", package: "Interlock"),
             "LibPQPeers",

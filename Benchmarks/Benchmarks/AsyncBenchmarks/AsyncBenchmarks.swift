@@ -19,16 +19,10 @@
 // for ratios.py.
 
 import Benchmark
+import BenchmarkConfiguration
 
 var asyncConfiguration: Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 20,
-        scalingFactor: .kilo,
-        maxDuration: .milliseconds(1_000),
-        maxIterations: 20_000
-    )
+    Benchmark.Configuration.interlock(warmupIterations: 20, maxDuration: .milliseconds(1_000), maxIterations: 20_000)
 }
 
 /// Operations per iteration: equals the scaling factor (`.kilo`).

@@ -16,6 +16,7 @@
 
 import Atomics
 import Benchmark
+import BenchmarkConfiguration
 import BenchmarkSupport
 import Interlock
 
@@ -25,14 +26,9 @@ import Interlock
 /// Iterations of 5–200 µs keep most samples free of preemption on a busy machine, so the
 /// median is stable; the bounds keep the whole suite (32 benchmarks) under two minutes.
 func atomicsConfiguration(for workload: AtomicWorkload) -> Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 1_000,
-        scalingFactor: workload.scalingFactor,
-        maxDuration: .milliseconds(1_500),
-        maxIterations: 100_000
-    )
+    Benchmark.Configuration.interlock(
+        warmupIterations: 1_000, maxDuration: .milliseconds(1_500), maxIterations: 100_000,
+        scalingFactor: workload.scalingFactor)
 }
 
 /// Registers one benchmark: `workload` on a counter made by `makeCounter` (holding zero, in

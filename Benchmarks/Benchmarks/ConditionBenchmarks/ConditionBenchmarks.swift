@@ -22,6 +22,7 @@
 // Names: "<Workload> / <n> threads / <Contender>", the convention ratios.py groups on.
 
 import Benchmark
+import BenchmarkConfiguration
 import BenchmarkSupport
 
 /// Operations per measured iteration, over all threads; equals the scaling factor.
@@ -30,14 +31,7 @@ let operationsPerIteration = BenchmarkScalingFactor.kilo.rawValue
 /// Iterations are milliseconds long (each operation involves the scheduler), so few warm-up
 /// iterations; the bounds keep the suite near ten seconds per contender at most.
 var conditionConfiguration: Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 3,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(2),
-        maxIterations: 1_000
-    )
+    Benchmark.Configuration.interlock(warmupIterations: 3, maxDuration: .seconds(2), maxIterations: 1_000)
 }
 
 /// Registers the ping-pong of `Contender`: two threads, `operationsPerIteration` round trips.

@@ -21,6 +21,7 @@
 // clock is the time per cycle. Names follow "<Workload> / <threads> / <Contender>" for ratios.py.
 
 import Benchmark
+import BenchmarkConfiguration
 import Interlock
 
 #if canImport(Glibc)
@@ -33,14 +34,9 @@ import Darwin
 let cyclesPerIteration = BenchmarkScalingFactor.kilo.rawValue
 
 var distributedLockConfiguration: Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock, .throughput, .syscalls],
-        timeUnits: .microseconds,
-        warmupIterations: 2,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(3),
-        maxIterations: 200
-    )
+    Benchmark.Configuration.interlock(
+        warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 200, timeUnits: .microseconds,
+        metrics: [.wallClock, .throughput, .syscalls])
 }
 
 /// A fresh scratch directory for one contender, removed (with the files the contender left,

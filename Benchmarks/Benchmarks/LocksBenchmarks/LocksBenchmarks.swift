@@ -37,6 +37,7 @@
 // Names: "<Workload> / <n> thread(s) / <Contender>", the convention ratios.py groups on.
 
 import Benchmark
+import BenchmarkConfiguration
 import BenchmarkSupport
 
 /// Operations per iteration, over all threads.
@@ -57,14 +58,7 @@ func measurement(threads: Int) -> (operations: Int, configuration: Benchmark.Con
 }
 
 var locksConfiguration: Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 200,
-        scalingFactor: .kilo,
-        maxDuration: .milliseconds(1_000),
-        maxIterations: 20_000
-    )
+    Benchmark.Configuration.interlock(warmupIterations: 200, maxDuration: .milliseconds(1_000), maxIterations: 20_000)
 }
 
 func threadsLabel(_ threads: Int) -> String { threads == 1 ? "1 thread" : "\(threads) threads" }

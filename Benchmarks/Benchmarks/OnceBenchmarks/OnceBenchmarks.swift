@@ -19,17 +19,11 @@
 // Names: "<Workload> / <n> thread(s) / <Contender>" for ratios.py.
 
 import Benchmark
+import BenchmarkConfiguration
 import BenchmarkSupport
 
 var onceConfiguration: Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 20,
-        scalingFactor: .kilo,
-        maxDuration: .milliseconds(1_000),
-        maxIterations: 20_000
-    )
+    Benchmark.Configuration.interlock(warmupIterations: 20, maxDuration: .milliseconds(1_000), maxIterations: 20_000)
 }
 
 /// Operations per iteration: equals the scaling factor (`.kilo`).

@@ -11,6 +11,7 @@
 // the waiter's unlock); what differs is how late the waiter notices the release.
 
 import Benchmark
+import BenchmarkConfiguration
 import Interlock
 import InterlockPostgres
 
@@ -71,13 +72,9 @@ final class HandOffWaiter: @unchecked Sendable {
 }
 
 var handOffConfiguration: Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock],
-        timeUnits: .microseconds,
-        warmupIterations: 5,
-        maxDuration: .seconds(3),
-        maxIterations: 500
-    )
+    Benchmark.Configuration.interlock(
+        warmupIterations: 5, maxDuration: .seconds(3), maxIterations: 500, timeUnits: .microseconds,
+        scalingFactor: .one, metrics: [.wallClock])
 }
 
 /// Registers one way of waiting for the lock.

@@ -31,6 +31,7 @@
 // registration (which also runs when the plugin only lists the benchmarks).
 
 import Benchmark
+import BenchmarkConfiguration
 import Interlock
 import InterlockPostgres
 
@@ -39,14 +40,9 @@ import Glibc
 #endif
 
 var postgresConfiguration: Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock, .cpuTotal, .throughput, .syscalls],
-        timeUnits: .microseconds,
-        warmupIterations: 2,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(3),
-        maxIterations: 200
-    )
+    Benchmark.Configuration.interlock(
+        warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 200, timeUnits: .microseconds,
+        metrics: [.wallClock, .cpuTotal, .throughput, .syscalls])
 }
 
 /// A contender's cycle and what its teardown undoes, made in the benchmark's setup.

@@ -23,6 +23,7 @@
 // Names: "<Workload> / <n> threads / <Contender>", the convention ratios.py groups on.
 
 import Benchmark
+import BenchmarkConfiguration
 import BenchmarkSupport
 import Interlock
 import Synchronization
@@ -33,14 +34,7 @@ let transfersPerIteration = BenchmarkScalingFactor.kilo.rawValue
 /// Iterations of a few hundred microseconds; bounded so that the 30 benchmarks of this
 /// target take about a minute.
 var queueConfiguration: Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 100,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(2),
-        maxIterations: 20_000
-    )
+    Benchmark.Configuration.interlock(warmupIterations: 100, maxDuration: .seconds(2), maxIterations: 20_000)
 }
 
 /// Registers `workload` on a container made by `makeQueue`, with the workload's thread count.

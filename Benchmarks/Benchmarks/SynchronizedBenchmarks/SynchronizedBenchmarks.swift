@@ -14,17 +14,11 @@
 // counters. Names: "<Workload> / <n> thread(s) / <Contender>" for ratios.py.
 
 import Benchmark
+import BenchmarkConfiguration
 import BenchmarkSupport
 
 var synchronizedConfiguration: Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 20,
-        scalingFactor: .kilo,
-        maxDuration: .milliseconds(1_000),
-        maxIterations: 20_000
-    )
+    Benchmark.Configuration.interlock(warmupIterations: 20, maxDuration: .milliseconds(1_000), maxIterations: 20_000)
 }
 
 /// Operations per iteration, over all threads: equals the scaling factor (`.kilo`).

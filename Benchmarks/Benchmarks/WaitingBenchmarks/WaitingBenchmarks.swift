@@ -21,18 +21,12 @@
 // time per operation). Names: "<Workload> / <n> thread(s) / <Contender>" for ratios.py.
 
 import Benchmark
+import BenchmarkConfiguration
 import BenchmarkSupport
 import Interlock
 
 var waitingConfiguration: Benchmark.Configuration {
-    Benchmark.Configuration(
-        metrics: [.wallClock, .throughput],
-        timeUnits: .nanoseconds,
-        warmupIterations: 20,
-        scalingFactor: .kilo,
-        maxDuration: .milliseconds(1_000),
-        maxIterations: 20_000
-    )
+    Benchmark.Configuration.interlock(warmupIterations: 20, maxDuration: .milliseconds(1_000), maxIterations: 20_000)
 }
 
 func threadsLabel(_ threads: Int) -> String { threads == 1 ? "1 thread" : "\(threads) threads" }
