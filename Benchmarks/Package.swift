@@ -33,7 +33,7 @@ let package = Package(
         // The configuration every benchmark family shares (metrics, units), with its bounds.
         .target(
             name: "BenchmarkConfiguration",
-            dependencies: [.product(name: "Benchmark", package: "benchmark")],
+            dependencies: [.product(name: "Benchmark", package: "benchmark"), "BenchmarkSupport"],
             path: "Sources/BenchmarkConfiguration"
         ),
         // Thread team and fairness helpers shared by every benchmark target.

@@ -24,26 +24,12 @@ var synchronizedConfiguration: Benchmark.Configuration {
 /// Operations per iteration, over all threads: equals the scaling factor (`.kilo`).
 let operations = 1_000
 
+/// Registers one team benchmark of this family (its configuration).
 func register(
-    _ name: String, threads: Int, work: @escaping @Sendable (Int) -> Void, check: @escaping @Sendable (Int) -> Void
+    _ name: String, threads: Int, work: @escaping @Sendable (Int) -> Void,
+    check: @escaping @Sendable (Int) -> Void = { _ in }
 ) {
-    let team = ThreadTeam(threads: threads, work: work)
-    Benchmark(
-        name,
-        configuration: synchronizedConfiguration,
-        closure: { benchmark in
-            // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
-            team.awaitSteadyState(naming: benchmark.name)
-            benchmark.startMeasurement()
-            team.round()
-            benchmark.stopMeasurement()
-        },
-        setup: { team.start() },
-        teardown: {
-            team.stop()
-            check(team.completedRounds)
-        }
-    )
+    registerTeamBenchmark(name, threads: threads, configuration: synchronizedConfiguration, work: work, check: check)
 }
 
 func registerSynchronized<C: SynchronizedContender>(_: C.Type) {

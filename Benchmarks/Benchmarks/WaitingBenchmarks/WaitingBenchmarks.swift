@@ -31,28 +31,12 @@ var waitingConfiguration: Benchmark.Configuration {
 
 func threadsLabel(_ threads: Int) -> String { threads == 1 ? "1 thread" : "\(threads) threads" }
 
-/// Registers one benchmark over a team of `threads` running `work(index)` each iteration.
+/// Registers one team benchmark of this family (its configuration).
 func register(
     _ name: String, threads: Int, work: @escaping @Sendable (Int) -> Void,
     check: @escaping @Sendable (Int) -> Void = { _ in }
 ) {
-    let team = ThreadTeam(threads: threads, work: work)
-    Benchmark(
-        name,
-        configuration: waitingConfiguration,
-        closure: { benchmark in
-            // Untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift.
-            team.awaitSteadyState(naming: benchmark.name)
-            benchmark.startMeasurement()
-            team.round()
-            benchmark.stopMeasurement()
-        },
-        setup: { team.start() },
-        teardown: {
-            team.stop()
-            check(team.completedRounds)
-        }
-    )
+    registerTeamBenchmark(name, threads: threads, configuration: waitingConfiguration, work: work, check: check)
 }
 
 /// Operations per iteration: equals the scaling factor (`.kilo`).

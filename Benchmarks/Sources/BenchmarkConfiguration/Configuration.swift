@@ -3,6 +3,7 @@
 // operations per iteration).
 
 import Benchmark
+import BenchmarkSupport
 
 extension Benchmark.Configuration {
     /// A family's configuration: `metrics` (wall clock and throughput unless stated), the wall
@@ -24,4 +25,30 @@ extension Benchmark.Configuration {
             metrics: metrics, timeUnits: timeUnits, warmupIterations: warmupIterations, scalingFactor: scalingFactor,
             maxDuration: maxDuration, maxIterations: maxIterations)
     }
+}
+
+/// Registers `name`: a team of `threads` threads (BenchmarkSupport's ThreadTeam) runs `work(index)`
+/// once per measured iteration, after the untimed steady-state gate; `check` gets the number of
+/// rounds completed at teardown (the family's correctness check).
+public func registerTeamBenchmark(
+    _ name: String, threads: Int, configuration: Benchmark.Configuration,
+    work: @escaping @Sendable (Int) -> Void, check: @escaping @Sendable (Int) -> Void = { _ in }
+) {
+    let team = ThreadTeam(threads: threads, work: work)
+    Benchmark(
+        name,
+        configuration: configuration,
+        closure: { benchmark in
+            // Untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift.
+            team.awaitSteadyState(naming: benchmark.name)
+            benchmark.startMeasurement()
+            team.round()
+            benchmark.stopMeasurement()
+        },
+        setup: { team.start() },
+        teardown: {
+            team.stop()
+            check(team.completedRounds)
+        }
+    )
 }
