@@ -141,7 +141,7 @@ lock-order: test-deps
 NIO_SCRATCH := .build-nio
 test-nio: test-deps
 	$(SWIFT) build --build-tests --traits PostgresNIO --scratch-path $(NIO_SCRATCH)
-	$(SWIFT) test --skip-build --traits PostgresNIO --scratch-path $(NIO_SCRATCH) --filter PostgresLockNIO
+	$(SWIFT) test --skip-build --traits PostgresNIO --scratch-path $(NIO_SCRATCH) --filter NIOTests
 
 # Every workload, postgres-lock included: next to a throwaway PostgreSQL server
 # (scripts/with-postgres.sh puts its connection string in INTERLOCK_POSTGRES).

@@ -12,22 +12,28 @@ import Testing
 
 @testable import InterlockPostgres
 
+/// Runs `body` with a running client of `server` (a pool of `connections`, over its socket).
+func withNIOClient<R>(
+    _ server: PostgresServer, connections: Int = 4, _ body: (PostgresClient) async throws -> R
+) async throws -> R {
+    var configuration = PostgresClient.Configuration(
+        unixSocketPath: "\(server.directory)/.s.PGSQL.\(server.port)", username: "postgres", password: nil,
+        database: "postgres")
+    configuration.options.maximumConnections = connections
+    configuration.options.minimumConnections = 0
+    let client = PostgresClient(configuration: configuration)
+    let running = Task { await client.run() }
+    defer { running.cancel() }
+    return try await body(client)
+}
+
 @Suite("PostgresLock over a PostgresClient", .timeLimit(.minutes(2)))
 struct PostgresLockNIOTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }
 
-    /// Runs `body` with a running client of the throwaway server (a pool of `connections`).
     func withClient<R>(connections: Int = 4, _ body: (PostgresClient) async throws -> R) async throws -> R {
-        var configuration = PostgresClient.Configuration(
-            unixSocketPath: "\(server.directory)/.s.PGSQL.\(server.port)", username: "postgres", password: nil,
-            database: "postgres")
-        configuration.options.maximumConnections = connections
-        configuration.options.minimumConnections = 0
-        let client = PostgresClient(configuration: configuration)
-        let running = Task { await client.run() }
-        defer { running.cancel() }
-        return try await body(client)
+        try await withNIOClient(server, connections: connections, body)
     }
 
     /// Runs a blocking call on a thread of its own and awaits it without blocking this task's
@@ -178,6 +184,79 @@ struct PostgresLockNIOTests {
             }
             #expect(taken && held && again)
             try await lock.unlock()
+        }
+    }
+}
+#endif
+
+#if INTERLOCK_POSTGRES_NIO
+@Suite("PostgresSemaphore over a PostgresClient", .timeLimit(.minutes(2)))
+struct PostgresSemaphoreNIOTests {
+    let server: PostgresServer
+    init() throws { server = try PostgresServer.shared.get() }
+
+    func withClient<R>(connections: Int = 4, _ body: (PostgresClient) async throws -> R) async throws -> R {
+        try await withNIOClient(server, connections: connections, body)
+    }
+
+    /// How many sessions hold a slot of the semaphore `name` of `permits`.
+    func slotHolders(_ name: String, permits: Int) throws -> Int {
+        try _PostgresSemaphoreSQL.slotKeys(name: name, permits: permits).reduce(0) {
+            $0 + (try PGTest.advisoryLockRows(server, key: $1).filter(\.granted).count)
+        }
+    }
+
+    /// How many sessions wait for a permit of `name` (they hold its wait key).
+    func waiters(_ name: String) throws -> Int {
+        try PGTest.advisoryLockRows(server, key: _PostgresSemaphoreSQL.waitKey(name: name)).filter(\.granted).count
+    }
+
+    @Test("permits counted with a semaphore on its own session; a waiter woken by the release's notification")
+    func countingAndWaking() async throws {
+        try await withClient { client in
+            let name = "nio-semaphore"
+            let pooled = PostgresSemaphore(client: client, name: name, permits: 2)
+            let own = try PostgresSemaphore(connectionString: server.connectionString, name: name, permits: 2)
+            let waiter = PostgresSemaphore(client: client, name: name, permits: 2)
+            (waiter.engine as! _PGLeasedLock).recheckInterval = .seconds(600)  // woken by the release only
+            #expect(try await pooled.tryAcquire())
+            #expect(try await own.tryAcquire())
+            #expect(try await !waiter.tryAcquire())
+            #expect(try slotHolders(name, permits: 2) == 2)
+            let first = try #require(pooled.fencingToken)
+            let waiting = Task { try await waiter.acquire(before: .now + .seconds(60)) }
+            while try waiters(name) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            try await own.release()
+            #expect(try await waiting.value)
+            #expect(try #require(waiter.fencingToken) > first)
+            #expect(try await waiter.checkHeld())
+            #expect(try waiters(name) == 0)
+            try await pooled.release()
+            try await waiter.release()
+            #expect(try slotHolders(name, permits: 2) == 0)
+            let error = await #expect(throws: PostgresLockError.self) { try await waiter.release() }
+            #expect(error?.code == .notHeld)
+            #expect(error?.description.hasPrefix("PostgresSemaphore.unlock") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("a cancelled wait holds nothing; a pool of one connection serves the semaphore after it")
+    func cancellation() async throws {
+        try await withClient(connections: 2) { client in
+            let name = "nio-semaphore-cancel"
+            let holder = try PostgresSemaphore(connectionString: server.connectionString, name: name, permits: 1)
+            let waiter = PostgresSemaphore(client: client, name: name, permits: 1)
+            #expect(try await holder.tryAcquire())
+            let waiting = Task { try await waiter.acquire(before: .now + .seconds(60)) }
+            while try waiters(name) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            waiting.cancel()
+            await #expect(throws: CancellationError.self) { try await waiting.value }
+            #expect(waiter.fencingToken == nil)
+            #expect(try PGTest.eventually { try waiters(name) == 0 }, "the cancelled waiter's wait key stayed")
+            #expect(try slotHolders(name, permits: 1) == 1)
+            try await holder.release()
+            #expect(try await waiter.acquire(before: .now + .seconds(10)))
+            try await waiter.release()
         }
     }
 }

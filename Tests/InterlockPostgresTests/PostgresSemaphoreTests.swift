@@ -167,7 +167,7 @@ struct PostgresSemaphoreTests {
         // No release notified the waiter: it finds the permit at its next recheck (0.5 s).
         #expect(try await waiting.value)
         #expect(try #require(waiter.fencingToken) > lost)
-        #expect(try !holder.checkHeld())
+        #expect(try await !holder.checkHeld())
         #expect(holder.fencingToken == nil)
         let error = try #require(throws: PostgresLockError.self) { try holder.release() }
         #expect(error.code == .lockLost)

@@ -40,14 +40,21 @@ import PostgresNIO
 final class _PGLeasedLock: _PGLockEngine, Sendable {
     let client: PostgresClient
     let name: String
+    /// A lock's key; a semaphore's wait key (PostgresSemaphoreSQL.swift).
     let key: Int64
+    /// A semaphore's slots; nil for a lock.
+    let slots: [Int64]?
 
     private struct State {
         var lease: _PGLease?
         var nonce = ""
+        /// The advisory lock held: `key` for a lock, the granted slot for a semaphore.
+        var heldKey: Int64 = 0
         var held = false
         var lost = false
         var lossWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// A semaphore's longest sleep without a notification (tests lengthen it).
+        var recheckInterval = _PostgresSemaphoreSQL.recheckInterval
         var nextWaiter: UInt64 = 0
     }
     private let state = _PGProtected(State())
@@ -64,10 +71,11 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
         FROM pg_settings AS s WHERE s.name = 'lock_timeout'
         """
 
-    init(client: PostgresClient, name: String, key: Int64) {
+    init(client: PostgresClient, name: String, key: Int64, slots: [Int64]? = nil) {
         self.client = client
         self.name = name
         self.key = key
+        self.slots = slots
     }
 
     deinit {
@@ -76,10 +84,18 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
     }
 
     var isHeld: Bool { state.withLock { $0.held } }
+
+    /// A semaphore waiter's longest sleep without a notification (tests lengthen it to prove
+    /// that a release's notification wakes the waiter).
+    var recheckInterval: Duration {
+        get { state.withLock { $0.recheckInterval } }
+        set { state.withLock { $0.recheckInterval = newValue } }
+    }
     var isHeldAndAlive: Bool { state.withLock { $0.held && !$0.lost } }
 
     private var lease: _PGLease? { state.withLock { $0.lease } }
     private var nonce: String { state.withLock { $0.nonce } }
+    private var heldKey: Int64 { state.withLock { $0.heldKey } }
 
     private func error(_ failure: _PGFailure, _ operation: String, _ doing: String) -> PostgresLockError {
         PostgresLockError(failure, lockName: name, operation: operation, doing: doing, lost: .connectionFailed)
@@ -136,6 +152,7 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
     private func attempt(
         _ lease: _PGLease, _ nonce: String, _ operation: String, _ deadline: ContinuousClock.Instant?
     ) async throws -> Int64? {
+        if slots != nil { return try await attemptPermit(lease, nonce, operation, deadline) }
         let parameters = [String(key), nonce, name]
         var row = try await withSchema(lease, operation) { () async throws(_PGFailure) -> [String?] in
             let tryLock = _PostgresLockSQL.statements.first { $0.name == _PostgresLockSQL.tryLock }!.sql
@@ -175,7 +192,7 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
     }
 
     /// A statement that needs the schema: run the schema's setup once when it is missing.
-    private func withSchema<R>(
+    func withSchema<R>(
         _ lease: _PGLease, _ operation: String, _ body: () async throws(_PGFailure) -> R
     ) async throws(PostgresLockError) -> R {
         do {
@@ -193,7 +210,9 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
     }
 
     /// A granted acquisition: its token (starting an epoch when there is none), the hold recorded.
-    private func granted(_ lease: _PGLease, _ counterText: String, _ epochText: String?, _ operation: String)
+    func granted(
+        _ lease: _PGLease, _ counterText: String, _ epochText: String?, _ operation: String, slot: Int64? = nil
+    )
         async throws(PostgresLockError) -> Int64
     {
         var epoch = epochText.flatMap { Int64($0) }
@@ -212,7 +231,7 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
                 code: .tokensExhausted, lockName: name, operation: operation,
                 message: "the fencing token would overflow (epoch \(epoch ?? 0), counter \(counterText))")
         }
-        if !noted {
+        if !noted, slots == nil {
             do {
                 _ = try await lease.run("SELECT interlock.note_token($1, $2::bigint)", [name, String(token)])
             } catch {
@@ -222,6 +241,7 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
         state.withLock {
             $0.held = true
             $0.lost = false
+            $0.heldKey = slot ?? key
         }
         // The end of the connection is the end of the hold: the server released the lock.
         lease.connection.closeFuture.whenComplete { [weak self] _ in self?.connectionClosed(lease) }
@@ -262,8 +282,16 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
         }
         let row: [String?]
         do {
-            let unlock = _PostgresLockSQL.statements.first { $0.name == _PostgresLockSQL.unlock }!.sql
-            row = try await lease.run(unlock, [String(key), nonce]).first ?? []
+            if slots != nil {
+                let release = _PostgresSemaphoreSQL.statements.first { $0.name == _PostgresSemaphoreSQL.release }!.sql
+                row =
+                    try await lease.run(
+                        release, [String(heldKey), nonce, _PostgresSemaphoreSQL.channel(name: name), String(key)]
+                    ).first ?? []
+            } else {
+                let unlock = _PostgresLockSQL.statements.first { $0.name == _PostgresLockSQL.unlock }!.sql
+                row = try await lease.run(unlock, [String(key), nonce]).first ?? []
+            }
         } catch {
             await endLease(closing: true)
             if error.sessionLost { throw lostError }
@@ -295,7 +323,7 @@ final class _PGLeasedLock: _PGLockEngine, Sendable {
         guard held, !lost, let lease else { return false }
         do {
             let check = _PostgresLockSQL.statements.first { $0.name == _PostgresLockSQL.check }!.sql
-            let row = try await lease.run(check, [String(key), nonce]).first
+            let row = try await lease.run(check, [String(heldKey), nonce]).first
             guard row?.first == "t" else {
                 markLost()
                 await endLease(closing: true)

@@ -53,6 +53,9 @@ public final class PostgresSemaphore: Sendable {
     let box: _PGSessionBox
     /// The current permit's token; 0 when no permit is held (or it is known lost).
     let token = Atomic<Int64>(0)
+    /// The engine over a connection pool's leases (PostgresLockEngine.swift); nil for a
+    /// semaphore on its own libpq session.
+    let engine: (any _PGLockEngine)?
 
     /// The most permits a semaphore may have (each is a slot that an acquisition may try).
     public static let maximumPermits = 10_000
@@ -68,10 +71,7 @@ public final class PostgresSemaphore: Sendable {
     ///     pass the same number. Anything else is a programmer error and traps.
     /// - Throws: what ``PostgresLock/init(connectionString:name:)`` throws.
     public init(connectionString: String, name: String, permits: Int) throws(PostgresLockError) {
-        guard (1...Self.maximumPermits).contains(permits) else {
-            fatalError(
-                "PostgresSemaphore \"\(name)\": permits must be between 1 and \(Self.maximumPermits), got \(permits)")
-        }
+        Self.checkPermits(permits, name)
         self.name = name
         self.permits = permits
         if let reason = _PGConnection.syntaxError(in: connectionString) {
@@ -89,6 +89,80 @@ public final class PostgresSemaphore: Sendable {
             throw error.naming(Self.self)
         }
         self.box = _PGSessionBox(session)
+        self.engine = nil
+    }
+
+    /// A semaphore whose round trips go through `engine` (a connection pool's leases).
+    init(name: String, permits: Int, engine: any _PGLockEngine) {
+        Self.checkPermits(permits, name)
+        self.name = name
+        self.permits = permits
+        // Never opened: every call goes to the engine.
+        self.box = _PGSessionBox(
+            _PostgresSession(connectionString: "", name: name, key: 0, probingPoolers: false, slots: []))
+        self.engine = engine
+    }
+
+    /// Traps unless `permits` is 1 through ``maximumPermits`` (a programmer error). - Returns: it.
+    @discardableResult
+    static func checkPermits(_ permits: Int, _ name: String) -> Int {
+        guard (1...maximumPermits).contains(permits) else {
+            fatalError(
+                "PostgresSemaphore \"\(name)\": permits must be between 1 and \(maximumPermits), got \(permits)")
+        }
+        return permits
+    }
+
+    /// Acquires through the engine and publishes the token (the gate held by the caller).
+    private func engineAcquire(_ engine: any _PGLockEngine, _ operation: String, _ deadline: ContinuousClock.Instant?)
+        async throws -> Bool
+    {
+        guard !engine.isHeld else { return false }
+        let acquired: Int64?
+        do {
+            acquired = try await engine.acquire(operation: operation, before: deadline)
+        } catch let error as PostgresLockError {
+            throw error.naming(Self.self)
+        }
+        guard let acquired else { return false }
+        // Release: pairs with fencingToken's acquire load.
+        token.store(acquired, ordering: .releasing)
+        return true
+    }
+
+    /// Releases through the engine; the token is cleared first.
+    private func engineRelease(_ engine: any _PGLockEngine) async throws {
+        try await gate.wait()
+        defer { gate.signal() }
+        // Relaxed: the token is only cleared; nothing is published with the zero.
+        token.store(0, ordering: .relaxed)
+        do {
+            try await engine.release()
+        } catch let error as PostgresLockError {
+            throw error.naming(Self.self)
+        }
+    }
+
+    /// Asks the engine whether the permit is still held; a loss clears the token.
+    private func engineCheck(_ engine: any _PGLockEngine) async throws -> Bool {
+        try await gate.wait()
+        defer { gate.signal() }
+        let held: Bool
+        do {
+            held = try await engine.checkHeld()
+        } catch let error as PostgresLockError {
+            throw error.naming(Self.self)
+        }
+        // Relaxed: the token is only cleared; nothing is published with the zero.
+        if !held { token.store(0, ordering: .relaxed) }
+        return held
+    }
+
+    /// Runs `body` with the gate held (suspending for its turn).
+    private func gateAsync<R>(_ body: () async throws -> R) async throws -> R {
+        try await gate.wait()
+        defer { gate.signal() }
+        return try await body()
     }
 
     /// Takes a permit if one is free, without waiting: one round trip, blocking the calling
@@ -99,6 +173,11 @@ public final class PostgresSemaphore: Sendable {
     ///   yet acknowledged its loss through ``release()-60sb6``).
     /// - Throws: what ``PostgresLock/tryLock()-9dozi`` throws.
     public func tryAcquire() throws(PostgresLockError) -> Bool {
+        if let engine {
+            return try _PGBlocking.run(name, "tryAcquire") { [self] in
+                try await gateAsync { try await engineAcquire(engine, "tryAcquire", nil) }
+            }
+        }
         gate.wait()
         defer { gate.signal() }
         let session = box.session
@@ -124,6 +203,7 @@ public final class PostgresSemaphore: Sendable {
     ///   while it waits: then it holds nothing (a permit granted as the cancellation came is given
     ///   back first).
     public func acquire(before deadline: ContinuousClock.Instant) async throws -> Bool {
+        if let engine { return try await gateAsync { try await engineAcquire(engine, "acquire(before:)", deadline) } }
         try await gate.wait()
         defer { gate.signal() }
         let session = box.session
@@ -149,6 +229,7 @@ public final class PostgresSemaphore: Sendable {
     ///   `lockLost` when its session died while holding it (the server had freed the permit);
     ///   `serverError` when the server refused (the session is then closed, which frees it).
     public func release() throws(PostgresLockError) {
+        if let engine { return try _PGBlocking.run(name, "release") { [self] in try await engineRelease(engine) } }
         gate.wait()
         defer { gate.signal() }
         // Relaxed: the token is only cleared; nothing is published with the zero.
@@ -158,7 +239,7 @@ public final class PostgresSemaphore: Sendable {
 
     /// The current permit's fencing token: unique, and greater than the token of every earlier
     /// acquisition of any ``PostgresLock`` or ``PostgresSemaphore`` on the server; `nil` when this
-    /// object holds no permit (or ``checkHeld()`` found it lost). Read without a round trip.
+    /// object holds no permit (or ``checkHeld()-7m3pb`` found it lost). Read without a round trip.
     public var fencingToken: Int64? {
         // Acquire: pairs with the release stores in tryAcquire() and acquire(before:).
         let value = token.load(ordering: .acquiring)
@@ -172,6 +253,7 @@ public final class PostgresSemaphore: Sendable {
     ///   ``PostgresLockError/Code/lockLost``).
     /// - Throws: ``PostgresLockError`` when the server answered with an error.
     public func checkHeld() throws(PostgresLockError) -> Bool {
+        if let engine { return try _PGBlocking.run(name, "checkHeld") { [self] in try await engineCheck(engine) } }
         gate.wait()
         defer { gate.signal() }
         let held = try naming { () throws(PostgresLockError) in try box.session.checkHeld() }
@@ -191,7 +273,8 @@ public final class PostgresSemaphore: Sendable {
     /// - Throws: what ``tryAcquire()-4wgvp`` throws; `CancellationError` when the task was
     ///   cancelled while it waited for another call on this object to end.
     public func tryAcquire() async throws -> Bool {
-        try await acquire(before: .now - .seconds(1))
+        if let engine { return try await gateAsync { try await engineAcquire(engine, "tryAcquire", nil) } }
+        return try await acquire(before: .now - .seconds(1))
     }
 
     /// Gives the permit back, as ``release()-60sb6`` does, with the task suspended during the
@@ -201,6 +284,7 @@ public final class PostgresSemaphore: Sendable {
     ///   cancelled before its turn came (another call on this object was running): then
     ///   nothing changed.
     public func release() async throws {
+        if let engine { return try await engineRelease(engine) }
         try await gate.wait()
         defer { gate.signal() }
         // Relaxed: the token is only cleared; nothing is published with the zero.
@@ -209,6 +293,23 @@ public final class PostgresSemaphore: Sendable {
             try await box.session.releaseAsync()
         } catch {
             throw error.naming(Self.self)
+        }
+    }
+
+    /// Asks the server whether this object's session still holds its permit, as
+    /// ``checkHeld()-7m3pb`` does, with the task suspended during the round trip.
+    public func checkHeld() async throws -> Bool {
+        if let engine { return try await engineCheck(engine) }
+        return try await gateAsync {
+            let held: Bool
+            do throws(PostgresLockError) {
+                held = try await box.session.checkHeldAsync()
+            } catch {
+                throw error.naming(Self.self)
+            }
+            // Relaxed: the token is only cleared; nothing is published with the zero.
+            if !held { token.store(0, ordering: .relaxed) }
+            return held
         }
     }
 
