@@ -84,16 +84,21 @@ let package = Package(
             dependencies: ["Interlock", "CInterlock"],
             path: "Sources/InterlockCompat"
         ),
+        // What the test bundles and their helper executables share (Tests/Support).
+        .target(
+            name: "InterlockTestSupport",
+            path: "Tests/Support"
+        ),
         // Child process for DistributedLock's multi-process tests; built with the tests (a
         // dependency of InterlockTests), which find it next to the test bundle.
         .executableTarget(
             name: "interlock-dlock-helper",
-            dependencies: ["Interlock"],
+            dependencies: ["Interlock", "InterlockTestSupport"],
             path: "Tests/DistributedLockHelper"
         ),
         .testTarget(
             name: "InterlockTests",
-            dependencies: ["Interlock", "CInterlock", "interlock-dlock-helper"],
+            dependencies: ["Interlock", "CInterlock", "interlock-dlock-helper", "InterlockTestSupport"],
             path: "Tests/InterlockTests",
             // The lock-order tests run only where the checks are compiled in.
             swiftSettings: [.define("INTERLOCK_LOCK_ORDER", .when(traits: ["LockOrderChecking"]))]
@@ -103,13 +108,13 @@ let package = Package(
         // Child process for PostgresLock's multi-process tests.
         .executableTarget(
             name: "interlock-pg-helper",
-            dependencies: ["InterlockPostgres"],
+            dependencies: ["InterlockPostgres", "InterlockTestSupport"],
             path: "Tests/PostgresLockHelper"
         ),
         .testTarget(
             name: "InterlockPostgresTests",
             dependencies: [
-                "Interlock", "InterlockPostgres", "interlock-pg-helper",
+                "Interlock", "InterlockPostgres", "interlock-pg-helper", "InterlockTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgresNIO"])),
             ],
             path: "Tests/InterlockPostgresTests",

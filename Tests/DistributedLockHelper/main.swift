@@ -47,6 +47,7 @@
 // was held (crash, hold), 4 timed out waiting for the lock, 5 a counter that is not a count.
 
 @_spi(Testing) import Interlock
+import InterlockTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -54,11 +55,7 @@ import Glibc
 import Musl
 #endif
 
-func fail(_ message: String, _ status: Int32) -> Never {
-    let bytes = Array("interlock-dlock-helper: \(message)\n".utf8)
-    _ = write(2, bytes, bytes.count)
-    exit(status)
-}
+func fail(_ message: String, _ status: Int32) -> Never { exitFailing("interlock-dlock-helper", message, status) }
 
 /// Appends one line to `log` with a single O_APPEND write.
 func append(_ log: String, _ line: String) {

@@ -3,6 +3,7 @@
 
 import Foundation
 import Interlock
+import InterlockTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -78,16 +79,7 @@ enum DLTest {
     }
 
     /// The helper executable, next to the test bundle in the build directory.
-    static let helperPath: String = {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let me =
-            length > 0
-            ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            : CommandLine.arguments[0]
-        let directory = me[..<(me.lastIndex(of: "/") ?? me.startIndex)]
-        return directory + "/interlock-dlock-helper"
-    }()
+    static let helperPath = builtExecutable(named: "interlock-dlock-helper")
 
     /// The environment that makes DistributedLock use its NFS recipe (named temporary file)
     /// instead of O_TMPFILE.

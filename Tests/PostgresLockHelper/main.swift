@@ -25,6 +25,7 @@
 // was held, 4 timed out waiting for the lock, 5 a counter that is not a count, 6 a file error.
 
 import InterlockPostgres
+import InterlockTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -32,11 +33,7 @@ import Glibc
 import Musl
 #endif
 
-func fail(_ message: String, _ status: Int32) -> Never {
-    let bytes = Array("interlock-pg-helper: \(message)\n".utf8)
-    _ = write(2, bytes, bytes.count)
-    exit(status)
-}
+func fail(_ message: String, _ status: Int32) -> Never { exitFailing("interlock-pg-helper", message, status) }
 
 /// Writes all of `text` to `fd`.
 func writeAll(_ fd: Int32, _ text: String) -> Bool {

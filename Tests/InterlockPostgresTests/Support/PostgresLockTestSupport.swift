@@ -4,6 +4,7 @@
 
 import Foundation
 import Interlock
+import InterlockTestSupport
 import Testing
 
 @testable import InterlockPostgres
@@ -154,16 +155,7 @@ private final class PGThreadBody {
 
 enum PGHelper {
     /// interlock-pg-helper, next to the test bundle in the build directory.
-    static let path: String = {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let me =
-            length > 0
-            ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            : CommandLine.arguments[0]
-        let directory = me[..<(me.lastIndex(of: "/") ?? me.startIndex)]
-        return directory + "/interlock-pg-helper"
-    }()
+    static let path = builtExecutable(named: "interlock-pg-helper")
 
     /// A running helper whose stdin and stdout are pipes to us.
     final class Child {
