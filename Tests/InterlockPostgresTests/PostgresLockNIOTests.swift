@@ -36,15 +36,6 @@ struct PostgresLockNIOTests {
         try await withNIOClient(server, connections: connections, body)
     }
 
-    /// Runs a blocking call on a thread of its own and awaits it without blocking this task's
-    /// thread: an engine-backed lock's blocking forms need the cooperative pool for their async
-    /// work, so blocking a pool thread for them could leave none to run it (2 on this machine).
-    func onThread<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-        let thread = PGThread(body)
-        while !thread.isFinished { try await Task.sleep(for: .milliseconds(2)) }
-        return try thread.join().get()
-    }
-
     @Test("exclusion with a lock on its own session; tokens grow; holderInfo names the leased connection")
     func exclusionAndTokens() async throws {
         try await withClient { client in

@@ -228,6 +228,35 @@ struct PostgresSemaphoreTests {
 struct PostgresSemaphoreHostsTests {
     @Test("4 processes (in network namespaces where possible) × 25 holds of 2 permits: never more than 2 inside")
     func processesNeverExceedThePermits() async throws {
+        let (name, permits, processes, iterations) = ("semaphore-hosts", 2, 4, 25)
+        // Servers, namespaces and child processes block for seconds: on a thread of their own,
+        // which returns what the processes wrote; the checks are made here, in the test's task.
+        let (endings, records, final) = try await onThread {
+            try Self.runProcesses(name: name, permits: permits, processes: processes, iterations: iterations)
+        }
+        #expect(endings == Array(repeating: PGHelper.Ending.success, count: processes))
+        var tokens: [Int64] = []
+        var most = 0
+        for (index, text) in records.enumerated() {
+            let lines = text.split(separator: "\n")
+            #expect(lines.count == iterations, "process \(index) recorded \(lines.count) holds")
+            for line in lines {
+                let fields = line.split(separator: " ")
+                let inside = try #require(fields.count == 2 ? Int(fields[0]) : nil, "bad record \(line)")
+                tokens.append(try #require(Int64(fields[1]), "bad record \(line)"))
+                most = max(most, inside)
+            }
+        }
+        #expect(most >= 1 && most <= permits, "\(most) holders at once")
+        #expect(Set(tokens).count == tokens.count, "a token was handed out twice")
+        #expect(Int(final.dropLast()) == 0)
+    }
+
+    /// Runs the processes (see the test). - Returns: how each ended, what each wrote, and the
+    /// occupancy file's final text.
+    static func runProcesses(name: String, permits: Int, processes: Int, iterations: Int) throws -> (
+        [PGHelper.Ending], [String], String
+    ) {
         let server = try PostgresServer()
         defer { server.stop() }
         // Two "hosts" of their own where this machine can make network namespaces (root, ip);
@@ -235,13 +264,9 @@ struct PostgresSemaphoreHostsTests {
         var hosts: [NetworkNamespace] = []
         defer { for host in hosts { host.remove() } }
         if NetworkNamespace.available {
-            for index in 1...2 {
-                let host = try NetworkNamespace(index: index)
-                hosts.append(host)
-            }
+            for index in 1...2 { hosts.append(try NetworkNamespace(index: index)) }
             try server.listen(on: hosts.map { (address: $0.hostAddress, client: $0.address) })
         }
-        let name = "semaphore-hosts", permits = 2, processes = 4, iterations = 25
         let directory = try PGTest.temporaryDirectory()
         defer { PGTest.removeDirectory(directory) }
         let occupancy = directory + "/occupancy"
@@ -260,24 +285,9 @@ struct PostgresSemaphoreHostsTests {
             return try PGHelper.spawn(["semaphore", local, name, "\(permits)", "\(iterations)", occupancy, out])
         }
         let endings = children.map { $0.wait() }
-        #expect(endings == Array(repeating: PGHelper.Ending.success, count: processes))
-
-        var tokens: [Int64] = []
-        var most = 0
-        for index in 0..<processes {
-            let text = try String(contentsOfFile: directory + "/records-\(index)", encoding: .utf8)
-            let lines = text.split(separator: "\n")
-            #expect(lines.count == iterations, "process \(index) recorded \(lines.count) holds")
-            for line in lines {
-                let fields = line.split(separator: " ")
-                let inside = try #require(fields.count == 2 ? Int(fields[0]) : nil, "bad record \(line)")
-                tokens.append(try #require(Int64(fields[1]), "bad record \(line)"))
-                most = max(most, inside)
-            }
+        let records = (0..<processes).map {
+            (try? String(contentsOfFile: directory + "/records-\($0)", encoding: .utf8)) ?? ""
         }
-        #expect(most >= 1 && most <= permits, "\(most) holders at once")
-        #expect(Set(tokens).count == tokens.count, "a token was handed out twice")
-        let final = try String(contentsOfFile: occupancy, encoding: .utf8)
-        #expect(Int(final.dropLast()) == 0)
+        return (endings, records, try String(contentsOfFile: occupancy, encoding: .utf8))
     }
 }

@@ -108,6 +108,16 @@ func closeOnExecPipe(_ fds: inout [Int32]) -> Bool {
 
 // MARK: - Threads
 
+/// Runs blocking work (waiting for child processes, starting servers, an engine-backed lock's
+/// blocking forms) on a thread of its own and awaits it without blocking this task's thread: the
+/// cooperative pool has 2 threads here, and a test that blocks one for seconds starves the async
+/// tests that run beside it (a CI run saw waitUntilLost take 10.4 s that way).
+func onThread<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+    let thread = PGThread(body)
+    while !thread.isFinished { try await Task.sleep(for: .milliseconds(2)) }
+    return try thread.join().get()
+}
+
 /// An OS thread running a throwing closure (a lock(before:) that blocks in the server must not
 /// block a thread of Swift concurrency's cooperative pool); `join()` waits for it and returns
 /// the closure's outcome.
