@@ -21,10 +21,9 @@
 // may still be counted; with more waiters (a broadcast to a crowd), spinners would take the
 // cores that the thread they wait for needs, so they sleep at once.
 //
-// Deciding figures (Benchmarks/README.md, "Design measurements"): a two-thread ping-pong costs
-// about 0.2 us per round trip with the adaptive window against 40-54 us for pthread's condvar;
-// a fixed 4 us spin flipped between 0.2 and 15 us from run to run; spinning with three waiters
-// on two cores made the broadcast hand-off ring twice as slow, hence the waiter limit.
+// Deciding figure: a two-thread ping-pong costs about 0.2 us per round trip with the adaptive
+// window, against 40-54 us for pthread's condvar. The runs behind the fixed-spin and waiter-limit
+// choices are in Benchmarks/README.md, "Design measurements".
 
 // State (one struct, the first stored property of the object, at a fixed address). The mutex
 // and the sequence share a cache line on purpose: every hand-off touches both (the signaller
@@ -395,7 +394,7 @@ public final class Condition: Locking, @unchecked Sendable {
         let start = ilk_clock_monotonic_ns()
         // Spin only while at most one other thread waits (a hand-over: the waiter just
         // signalled may still be counted); with more, spinners would take the cores that the
-        // thread they wait for needs (file comment, "Measured").
+        // thread they wait for needs (file comment; Benchmarks/README.md, "Design measurements").
         // Relaxed: a heuristic; any value is safe.
         if ilk_atomic_load_u32(_waiters, ILK_ORDER_RELAXED) <= _conditionSpinMaxWaiters {
             let sequence = _sequence
