@@ -35,9 +35,26 @@
  * queue whose dequeue waits forever for the link, which no thread will write: the child's new
  * worker, and call_rcu_after_fork_child itself (which splices the old queues), would hang.
  * So every call_rcu of Interlock runs inside the gate, a word holding the number of threads
- * inside and a FORKING bit. While the bit is set, threads that want to enter sleep on the word.
- * One forker at a time: glibc's fork() runs the prepare handlers and the parent's (or child's)
- * under its own atfork lock when the process has several threads.
+ * inside and a FORKING bit. One forker at a time: glibc's fork() runs the prepare handlers and
+ * the parent's (or child's) under its own atfork lock when the process has several threads.
+ *
+ * A hand-over never waits for the fork: it is usually made inside a read-side section (a
+ * queue's consumer retires the segment it just left), and the forker's step 2 waits for the
+ * worker, whose grace period waits for that section to end; a retirer asleep on the gate
+ * would deadlock the fork (seen in CI: a fork test beside queue consumers hung for good). So
+ * a call that finds FORKING set pushes its rcu_head, func stored in it, on `ilk_rcu_deferred`
+ * (a Treiber stack linked through the head's own `next` field: no memory of its own) and
+ * returns. The forker, in the parent and in the child, reopens the gate with itself inside,
+ * takes the whole stack (one exchange: no ABA) and hands each entry to call_rcu.
+ * Invariant D: every deferred entry is handed over by the end of the next gate opening, or by
+ * its pusher. Proof: the pusher's push and its next load of the gate word are seq_cst, as are
+ * the forker's store that opens the gate and its exchange of the stack. If the load still
+ * sees FORKING, it precedes the opening store in the single order (it read a value that store
+ * overwrote), so push < load < open < exchange: the forker takes the entry. If it sees the
+ * gate open, the pusher tries to enter and drains the stack itself; when that try meets a
+ * newer fork, the same argument hands the entry to that fork's opening.
+ * In the child only the forking thread survives; the entries of the parent's other threads
+ * are handed to the child's new worker and freed there too (copies, unreachable in the child).
  *
  * Cost: call_rcu_before_fork waits until every worker has paused, and an idle worker looks
  * at the request only after a 10 ms nap that follows each wake-up (liburcu 0.13's batching);
@@ -94,22 +111,32 @@ static int ilk_rcu_fork_restarts_worker;
 /* TSan's entry point: non-null in a process that carries the TSan runtime. */
 extern void __tsan_init(void) __attribute__((weak));
 
-static void ilk_rcu_gate_enter(void) {
+/* The hand-overs that met a fork under way (invariant D in the file comment). */
+static struct rcu_head *ilk_rcu_deferred;
+
+/* Tries to enter the gate: 1 when inside (leave it with ilk_rcu_gate_leave), 0 when a fork is
+ * under way. Never waits. */
+static int ilk_rcu_gate_try_enter(void) {
     uint32_t seen = __atomic_load_n(&ilk_rcu_gate, __ATOMIC_RELAXED); /* a guess for the CAS */
     for (;;) {
-        if (seen & ILK_RCU_GATE_FORKING) {
-            /* A fork is under way: sleep until the parent's handler clears the bit. */
-            (void)ilk_futex_wait(&ilk_rcu_gate, seen, -1);
-            seen = __atomic_load_n(&ilk_rcu_gate, __ATOMIC_RELAXED);
-            continue;
-        }
+        if (seen & ILK_RCU_GATE_FORKING) return 0;
         /* Acquire: pairs with the release that opened the gate after the last fork, so the
          * call_rcu below comes after liburcu's after-fork handlers. The CAS and the forker's
          * fetch-or are read-modify-writes of one word, so one of them sees the other: either
-         * the forker counts this thread, or this thread sees FORKING. */
-        if (__atomic_compare_exchange_n(&ilk_rcu_gate, &seen, seen + 1, 1, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
-            return;
+         * the forker counts this thread, or this thread sees FORKING. Seq_cst on failure: the
+         * FORKING it reads orders a deferred push before the opening (invariant D). */
+        if (__atomic_compare_exchange_n(&ilk_rcu_gate, &seen, seen + 1, 1, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST))
+            return 1;
+    }
+}
+
+/* Enters the gate, sleeping while a fork is under way. Only where no read-side section is
+ * open (ilk_rcu_gate_run, for tests). */
+static void ilk_rcu_gate_enter(void) {
+    while (!ilk_rcu_gate_try_enter()) {
+        uint32_t seen = __atomic_load_n(&ilk_rcu_gate, __ATOMIC_RELAXED); /* rechecked by futex */
+        if (seen & ILK_RCU_GATE_FORKING) (void)ilk_futex_wait(&ilk_rcu_gate, seen, -1);
     }
 }
 
@@ -132,10 +159,36 @@ static void ilk_rcu_before_fork(void) {
     urcu_bp_before_fork();
 }
 
+static void ilk_rcu_free_batch(struct rcu_head *head);
+
+/* Inside the gate: call_rcu, counting the retirement batches, so that a fork never sees the
+ * count raised without the call made (the child's barrier then leaves it at 0). */
+static void ilk_rcu_call_inside(struct rcu_head *head, void (*func)(struct rcu_head *head)) {
+    if (func == ilk_rcu_free_batch)
+        __atomic_fetch_add(&ilk_rcu_in_flight, 1, __ATOMIC_RELAXED); /* statistics only */
+    call_rcu(head, func);
+}
+
+/* Inside the gate: hands every deferred entry to call_rcu. */
+static void ilk_rcu_drain_deferred(void) {
+    /* Seq_cst: after the pusher's push or the opening store in the single order (invariant
+     * D); acquires the pushers' writes to the heads. */
+    struct rcu_head *head = __atomic_exchange_n(&ilk_rcu_deferred, NULL, __ATOMIC_SEQ_CST);
+    while (head != NULL) {
+        struct rcu_head *next = (struct rcu_head *)head->next.next; /* before call_rcu reuses it */
+        ilk_rcu_call_inside(head, head->func);
+        head = next;
+    }
+}
+
 static void ilk_rcu_open_gate(void) {
-    /* Release: pairs with the enterers' acquire. Nobody entered while FORKING was set. */
-    __atomic_store_n(&ilk_rcu_gate, 0, __ATOMIC_RELEASE);
+    /* Seq_cst store (a release too, pairing with the enterers' acquire): opens the gate with
+     * this thread inside, before the drain's exchange (invariant D). Nobody entered while
+     * FORKING was set. */
+    __atomic_store_n(&ilk_rcu_gate, 1, __ATOMIC_SEQ_CST);
     (void)ilk_futex_wake_all(&ilk_rcu_gate);
+    ilk_rcu_drain_deferred();
+    ilk_rcu_gate_leave();
 }
 
 static void ilk_rcu_after_fork_in_parent(void) {
@@ -195,9 +248,26 @@ int ilk_rcu_fork_starts_worker(void) {
 
 void ilk_rcu_call(struct rcu_head *head, void (*func)(struct rcu_head *head)) {
     ilk_rcu_install_fork_handlers();
-    ilk_rcu_gate_enter();
-    call_rcu(head, func);
-    ilk_rcu_gate_leave();
+    if (__builtin_expect(ilk_rcu_gate_try_enter(), 1)) {
+        ilk_rcu_call_inside(head, func);
+        ilk_rcu_gate_leave();
+        return;
+    }
+    /* A fork is under way: defer (invariant D), never wait (see the file comment). */
+    head->func = func;
+    struct rcu_head *top = __atomic_load_n(&ilk_rcu_deferred, __ATOMIC_RELAXED);
+    do {
+        head->next.next = (struct cds_wfcq_node *)top; /* private until the CAS publishes it */
+        /* Seq_cst: before the gate load below in the single order (invariant D); publishes
+         * the head to the drain's exchange. */
+    } while (!__atomic_compare_exchange_n(&ilk_rcu_deferred, &top, head, 1, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_RELAXED));
+    if (__atomic_load_n(&ilk_rcu_gate, __ATOMIC_SEQ_CST) & ILK_RCU_GATE_FORKING) return;
+    /* The gate opened after the push, maybe after the forker's drain: drain here. */
+    if (ilk_rcu_gate_try_enter()) {
+        ilk_rcu_drain_deferred();
+        ilk_rcu_gate_leave();
+    }
 }
 
 static void ilk_rcu_oom(size_t size) {
@@ -242,12 +312,7 @@ static void ilk_rcu_hand_over(struct ilk_rcu_batch *batch) {
 #ifdef ILK_TSAN
     __tsan_release(&ilk_rcu_tsan_token);
 #endif
-    ilk_rcu_install_fork_handlers();
-    ilk_rcu_gate_enter();
-    /* Inside the gate, so that a fork never sees the count raised without the call made. */
-    __atomic_fetch_add(&ilk_rcu_in_flight, 1, __ATOMIC_RELAXED); /* statistics only */
-    call_rcu(&batch->head, ilk_rcu_free_batch);
-    ilk_rcu_gate_leave();
+    ilk_rcu_call(&batch->head, ilk_rcu_free_batch); /* never waits: may be in a section */
 }
 
 static void ilk_rcu_thread_exit(void *value) {

@@ -22,15 +22,15 @@
  *   retire                  any thread, inside or outside a read-side section, once the block
  *                           is unreachable for threads that are not already in a section
  *                           (unlinked from every shared pointer). Never waits for another
- *                           thread (but one that is calling fork(), see below): it appends
- *                           to a per-thread batch and hands full batches to liburcu's
- *                           call_rcu worker thread.
+ *                           thread, not even one calling fork(): it appends to a per-thread
+ *                           batch and hands full batches to liburcu's call_rcu worker thread.
  *   flush                   any thread; cheap.  barrier: NOT inside a read-side section (it
  *                           waits for a grace period); tests and teardown only.
  *   fork()                  any thread, once the fork handlers are installed: the child may
  *                           go on using everything above. A hand-over to call_rcu (retire,
- *                           flush, thread exit) that meets a fork under way waits until the
- *                           fork() returns in the parent.
+ *                           flush, thread exit, ilk_rcu_call) that meets a fork under way is
+ *                           queued, not waited for: the forking thread hands it over as the
+ *                           fork ends, in the parent and in the child (ilk_rcu.c, "the gate").
  *
  * Flavor: urcu-bp ("bulletproof"). Readers register themselves on first use and are
  * unregistered at thread exit by liburcu, so threads Interlock never created (Dispatch's
@@ -162,9 +162,11 @@ void ilk_rcu_barrier(void);
  * the child of a fork() that is not followed by exec (ilk_rcu.c explains them). Call before
  * the first read-side section; later calls cost a pthread_once check. */
 void ilk_rcu_install_fork_handlers(void);
-/* call_rcu(head, func) for Interlock's callbacks: never caught half done by a fork(). */
+/* call_rcu(head, func) for Interlock's callbacks: never caught half done by a fork(), and
+ * never waits (inside a read-side section too): during a fork it is queued for the forker. */
 void ilk_rcu_call(struct rcu_head *head, void (*func)(struct rcu_head *head));
-/* For tests: runs body(context) where a call_rcu runs, inside the gate that fork() waits for,
+/* For tests: runs body(context) where a call_rcu runs, inside the gate that fork() waits for
+ * (entering it waits while a fork is under way: not inside a read-side section),
  * and the gate's word (bit 31: a fork is under way; bits 0-30: threads inside). */
 void ilk_rcu_gate_run(void (*body)(void *context), void *context);
 uint32_t *ilk_rcu_gate_word(void);

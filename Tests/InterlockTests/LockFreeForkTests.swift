@@ -230,6 +230,59 @@ struct LockFreeForkTests {
         #expect(childEnd.value == .exited(0))
         #expect(ilk_atomic_load_u32(gate, ILK_ORDER_RELAXED) & forkingBit == 0)
     }
+
+    /// Regression (a CI run hung): a queue's consumer retires the segment it left inside its
+    /// read-side section, and a full batch is handed to call_rcu there. A fork that was under
+    /// way made that hand-over sleep on the gate, while the fork waited for liburcu's worker,
+    /// whose grace period waited for the sleeping reader's section to end. The hand-over now
+    /// defers instead of waiting. The forks run in a new process of this executable, so that
+    /// the deadlock, when it comes back, ends in the time limit rather than hanging the suite
+    /// (with the old shim this test's process hung in 2 runs of 2, a C version of the loop
+    /// within 40 forks in 9 of 9).
+    @Test("fork() completes while other threads hand batches to call_rcu inside read-side sections")
+    func forkBesideRetirementInsideReadSections() {
+        guard isRerun else {
+            // die_after_fork=0: the child's fork handler starts liburcu's worker under TSan too.
+            let rerun = rerunTestsInNewProcess(
+                filter: "LockFreeForkTests/forkBesideRetirementInsideReadSections",
+                appending: "die_after_fork=0", to: "TSAN_OPTIONS", limit: .seconds(120))
+            #expect(
+                rerun.end == .exited(0) && rerun.output.contains("Test run with 1 test"),
+                "the forks beside retiring readers \(rerun.end):\n\(rerun.output)")
+            return
+        }
+        ilk_rcu_install_fork_handlers()
+        let blocksPerSection = 2 * Int(ILK_RCU_BATCH_BLOCKS) + 1  // two hand-overs per section
+        let stop = AtomicBool(false)
+        let sections = AtomicInt(0)
+        let retirers = (0..<2).map { _ in
+            TestThread {
+                while !stop.load() {
+                    ilk_rcu_read_lock()
+                    for _ in 0..<blocksPerSection { ilk_rcu_retire(ilk_block_alloc(64, 16), 64) }
+                    ilk_rcu_read_unlock()
+                    _ = sections.add(1)
+                    // Backpressure outside the section: at most 64 batches waiting for the worker
+                    // (unthrottled, two retirers outrun it and the forks copy gigabytes).
+                    while !stop.load() && ilk_rcu_batches_in_flight() > 64 { usleep(100) }
+                }
+            }
+        }
+        spinUntil { sections.load() >= 10 }
+        let sectionsBefore = sections.load()
+        let forks = 60
+        var ends: [ForkedChildEnd] = []
+        for _ in 0..<forks {
+            ends.append(runInForkedChild(limit: .seconds(60)) { 0 })
+        }
+        stop.store(true)
+        for retirer in retirers { retirer.join() }
+        #expect(ends.allSatisfy { $0 == .exited(0) }, "children: \(ends)")
+        #expect(sections.load() > sectionsBefore, "the retirers made no progress during the forks")
+        // Every deferred hand-over reached liburcu: after a barrier nothing is left in flight.
+        ilk_rcu_barrier()
+        #expect(ilk_rcu_batches_in_flight() == 0, "batches in flight after the barrier")
+    }
 }
 
 /// The flags of `forkWaitsForCallRCU`'s holder.
