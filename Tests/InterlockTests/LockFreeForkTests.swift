@@ -100,12 +100,7 @@ struct LockFreeForkTests {
             // thread unless die_after_fork=0, and the fork handler must start liburcu's worker
             // in the child: without the option the shim leaves its call_rcu hooks out. Run this
             // test in a new process of this executable with the option.
-            let rerun = rerunTestsInNewProcess(
-                filter: "LockFreeForkTests/childKeepsUsingBothStructures",
-                appending: "die_after_fork=0", to: "TSAN_OPTIONS", limit: .seconds(300))
-            #expect(
-                rerun.end == .exited(0) && rerun.output.contains("Test run with 1 test"),
-                "the test run with die_after_fork=0 \(rerun.end):\n\(rerun.output)")
+            rerunLettingChildrenStartThreads("childKeepsUsingBothStructures", limit: .seconds(300))
             return
         }
         let stack = LockFreeStack<Int>()
@@ -243,12 +238,7 @@ struct LockFreeForkTests {
     func forkBesideRetirementInsideReadSections() {
         guard isRerun else {
             // die_after_fork=0: the child's fork handler starts liburcu's worker under TSan too.
-            let rerun = rerunTestsInNewProcess(
-                filter: "LockFreeForkTests/forkBesideRetirementInsideReadSections",
-                appending: "die_after_fork=0", to: "TSAN_OPTIONS", limit: .seconds(120))
-            #expect(
-                rerun.end == .exited(0) && rerun.output.contains("Test run with 1 test"),
-                "the forks beside retiring readers \(rerun.end):\n\(rerun.output)")
+            rerunLettingChildrenStartThreads("forkBesideRetirementInsideReadSections", limit: .seconds(120))
             return
         }
         ilk_rcu_install_fork_handlers()
@@ -283,6 +273,16 @@ struct LockFreeForkTests {
         ilk_rcu_barrier()
         #expect(ilk_rcu_batches_in_flight() == 0, "batches in flight after the barrier")
     }
+}
+
+/// Runs the test `name` of this suite in a new process of this executable with TSan's
+/// die_after_fork=0 (no effect natively), and expects it to pass within `limit`.
+private func rerunLettingChildrenStartThreads(_ name: String, limit: Duration) {
+    let rerun = rerunTestsInNewProcess(
+        filter: "LockFreeForkTests/\(name)", appending: "die_after_fork=0", to: "TSAN_OPTIONS", limit: limit)
+    #expect(
+        rerun.end == .exited(0) && rerun.output.contains("Test run with 1 test"),
+        "\(name) run with die_after_fork=0 \(rerun.end):\n\(rerun.output)")
 }
 
 /// The flags of `forkWaitsForCallRCU`'s holder.
