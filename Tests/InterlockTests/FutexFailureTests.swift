@@ -103,7 +103,7 @@ struct FutexFailureTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let lock = ReadWriteLock()
             lock.lockWrite()
-            _refusedWaitChild(lock._rs) { lock.lockRead() }
+            _refusedWaitChild(lock._core._rs) { lock.lockRead() }
         }
         expectFutexTrap(result, "ReadWriteLock: futex wait failed with errno \(EPERM)")
     }

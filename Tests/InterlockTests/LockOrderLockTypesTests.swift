@@ -1,7 +1,8 @@
 // Every lock type takes part in lock-order checking: an inversion between a Lock and each of
 // SpinLock, ReadWriteLock (read and write), Condition, ConditionLock (lock(whenCondition:)),
-// RecursiveLock and synchronized(object) is reported, naming it; so is one cycle through all of
-// them; and Condition.wait keeps the condition's mutex on the held list.
+// RecursiveLock, synchronized(object), Locked and ReadWriteLocked is reported, naming it; so
+// is one cycle through all of them; and Condition.wait keeps the condition's mutex on the held
+// list.
 
 import Interlock
 import Testing
@@ -43,6 +44,30 @@ struct LockOrderLockTypesTests {
         }
         expectLockOrderOutput(
             result, reports: 1, contains: ["Lock \"A\"", "ReadWriteLock at 0x", "closing a cycle of 2 locks"])
+    }
+
+    @Test("Lock and Locked inverted: reported, naming the Locked")
+    func locked() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            setLockOrderMode("report")
+            let locked = Locked(0)
+            locked.name = "sessions"
+            closeCycle([.lock(namedLock("A")), .locked(locked)])
+        }
+        expectLockOrderOutput(
+            result, reports: 1, contains: ["Lock \"A\"", "Locked \"sessions\" (0x", "closing a cycle of 2 locks"])
+    }
+
+    @Test("Lock and ReadWriteLocked (read on one thread, write on another) inverted: reported")
+    func readWriteLocked() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            setLockOrderMode("report")
+            let a = namedLock("A"), rw = ReadWriteLocked(0)
+            nestOnNewThread(.lock(a), .readWriteLocked(rw, write: false))
+            nestOnNewThread(.readWriteLocked(rw, write: true), .lock(a))
+        }
+        expectLockOrderOutput(
+            result, reports: 1, contains: ["Lock \"A\"", "ReadWriteLocked at 0x", "closing a cycle of 2 locks"])
     }
 
     @Test("ReadWriteLock read on one thread and write on another, inverted with a Lock: reported")

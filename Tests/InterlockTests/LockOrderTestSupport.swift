@@ -90,6 +90,27 @@ struct LockUse: Sendable {
             takeBefore: { lock.lockWrite(before: $0) })
     }
 
+    /// A `Locked` through its three closure forms.
+    static func locked(_ locked: Locked<Int>) -> LockUse {
+        LockUse(
+            hold: { body in locked.withLock { _ in body() } },
+            tryHold: { body in locked.withLockIfAvailable { _ in body() } != nil },
+            holdBefore: { deadline, body in locked.withLock(before: deadline) { _ in body() } != nil })
+    }
+
+    /// A `ReadWriteLocked` read (`write` false) or written.
+    static func readWriteLocked(_ locked: ReadWriteLocked<Int>, write: Bool) -> LockUse {
+        LockUse(
+            hold: { body in
+                if write { locked.withWriteLock { _ in body() } } else { locked.withReadLock { _ in body() } }
+            },
+            holdBefore: { deadline, body in
+                write
+                    ? locked.withWriteLock(before: deadline) { _ in body() } != nil
+                    : locked.withReadLock(before: deadline) { _ in body() } != nil
+            })
+    }
+
     static func condition(_ condition: Condition) -> LockUse {
         of(take: condition.lock, release: condition.unlock, tryTake: condition.tryLock)
     }

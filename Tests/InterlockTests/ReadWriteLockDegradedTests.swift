@@ -24,7 +24,7 @@ struct ReadWriteLockDegradedTests {
     @Test("a reader asleep before the lock degrades gets in past a P stored late by a preempted unlock")
     func stalePendingAfterDegrade() {
         let lock = ReadWriteLock()
-        guard !lock._symmetric else {
+        guard !lock._core._symmetric else {
             Issue.record("membarrier is unavailable here: the lock starts symmetric and cannot degrade")
             return
         }
@@ -41,23 +41,23 @@ struct ReadWriteLockDegradedTests {
         // to raise the flag), and in the kernel.
         #expect(
             lockEventually {
-                let sr = ilk_atomic_load_u64(lock._sr, ILK_ORDER_SEQ_CST)
+                let sr = ilk_atomic_load_u64(lock._core._sr, ILK_ORDER_SEQ_CST)
                 return sr & _RW.sleeperCountMask == 1 && sr & _RW.starving != 0
                     && tid.load() != 0 && threadState(Int32(bitPattern: tid.load())) == "S"
             }, "the reader never went to sleep")
         // Another thread's membarrier fails: the lock degrades.
-        lock._degrade()
-        #expect(lock._degraded)
+        lock._core._degrade()
+        #expect(lock._core._degraded)
         // The preempted unlock's late store: P, with no writer registered, and no wake-up.
-        ilk_atomic_store_u32(lock._entered, 0, ILK_ORDER_RELAXED)
-        ilk_atomic_store_u32(lock._w, _RW.pending, ILK_ORDER_SEQ_CST)
+        ilk_atomic_store_u32(lock._core._entered, 0, ILK_ORDER_RELAXED)
+        ilk_atomic_store_u32(lock._core._w, _RW.pending, ILK_ORDER_SEQ_CST)
         let entered = lockEventually(within: .seconds(30)) { readerIn.load() }
         #expect(entered, "the reader stayed asleep behind a stale P")
         if !entered {
-            lock._clearPending()  // rescue it, so that the failing test ends
+            lock._core._clearPending()  // rescue it, so that the failing test ends
         }
         reader.join()
-        #expect(ilk_atomic_load_u32(lock._w, ILK_ORDER_SEQ_CST) == 0)
+        #expect(ilk_atomic_load_u32(lock._core._w, ILK_ORDER_SEQ_CST) == 0)
         #expect(lock.tryLockWrite())
         lock.unlockWrite()
     }

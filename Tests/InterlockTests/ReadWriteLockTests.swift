@@ -160,7 +160,7 @@ struct ReadWriteLockTests {
             lock.unlockWrite()
         }
         // Relaxed: a look at the state; D set means the claimant is on its way to sleep on R.
-        let draining = lockEventually { ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) & _RW.drainWaiting != 0 }
+        let draining = lockEventually { ilk_atomic_load_u64(lock._core._r, ILK_ORDER_RELAXED) & _RW.drainWaiting != 0 }
         #expect(draining)
         lock.unlockRead()  // leaves readers counted: these take the D path and must not let it in
         lock.unlockRead()
@@ -171,7 +171,7 @@ struct ReadWriteLockTests {
         lock.unlockRead()  // the last one out: its unlock must wake the claimant
         let woken = lockEventually { writerDone.load() }
         #expect(woken, "the writer was not woken by the last reader out")
-        if !woken { lock._wakeClaimant() }  // rescue it, so that the failing test ends
+        if !woken { lock._core._wakeClaimant() }  // rescue it, so that the failing test ends
         writer.join()
         expectFreeForWriters(lock)
     }
@@ -264,9 +264,9 @@ struct ReadWriteLockTests {
     @Test("the uncontended write lock sets C and E, and its unlock clears them and leaves no trace")
     func writerWordStates() {
         let lock = ReadWriteLock()
-        let w = { ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED) }
-        let e = { ilk_atomic_load_u32(lock._entered, ILK_ORDER_RELAXED) }
-        let r = { ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) }
+        let w = { ilk_atomic_load_u32(lock._core._w, ILK_ORDER_RELAXED) }
+        let e = { ilk_atomic_load_u32(lock._core._entered, ILK_ORDER_RELAXED) }
+        let r = { ilk_atomic_load_u64(lock._core._r, ILK_ORDER_RELAXED) }
         #expect(w() == 0 && e() == 0)
         lock.lockWrite()
         #expect(w() == _RW.claimed && e() == 1)
@@ -280,10 +280,10 @@ struct ReadWriteLockTests {
         lock.unlockRead()
         expectFreeForWriters(lock)
         #expect(w() == 0 && r() == 0 && e() == 0)
-        #expect(ilk_atomic_load_u32(lock._rs, ILK_ORDER_RELAXED) == 0)
-        #expect(ilk_atomic_load_u32(lock._sw, ILK_ORDER_RELAXED) == 0)
-        #expect(ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) == 0)
-        #expect(ilk_atomic_load_u32(lock._attention, ILK_ORDER_RELAXED) & ~_RW.attentionFences == 0)
+        #expect(ilk_atomic_load_u32(lock._core._rs, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u32(lock._core._sw, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u64(lock._core._sr, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u32(lock._core._attention, ILK_ORDER_RELAXED) & ~_RW.attentionFences == 0)
     }
 
     /// The reader turn: readers that have waited past the starvation threshold are granted the
@@ -292,8 +292,8 @@ struct ReadWriteLockTests {
     @Test("an unlock grants starving readers the lock before the next writer gets in", arguments: [false, true])
     func unlockGrantsSleepingReaders(symmetricFences: Bool) {
         let lock = ReadWriteLock(symmetricFences: symmetricFences)
-        let sleepingReaders = { Int(ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask) }
-        let sleepingWriters = { Int(ilk_atomic_load_u32(lock._sw, ILK_ORDER_RELAXED) & _RW.writerCountMask) }
+        let sleepingReaders = { Int(ilk_atomic_load_u64(lock._core._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask) }
+        let sleepingWriters = { Int(ilk_atomic_load_u32(lock._core._sw, ILK_ORDER_RELAXED) & _RW.writerCountMask) }
         lock.lockWrite()
         let readerCount = 3
         let readersLeft = AtomicInt(0)
@@ -310,7 +310,7 @@ struct ReadWriteLockTests {
         }
         #expect(lockEventually { sleepingReaders() == readerCount })
         // They wait 1 ms, then flag themselves starving.
-        #expect(lockEventually { ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.starving != 0 })
+        #expect(lockEventually { ilk_atomic_load_u64(lock._core._sr, ILK_ORDER_RELAXED) & _RW.starving != 0 })
         let secondWriter = TestThread {
             lock.lockWrite()
             secondWriterIn.store(true)
@@ -343,14 +343,14 @@ struct ReadWriteLockTests {
             secondWriterDone.store(true)
             lock.unlockWrite()
         }
-        #expect(lockEventually { ilk_atomic_load_u32(lock._sw, ILK_ORDER_RELAXED) == 1 })
+        #expect(lockEventually { ilk_atomic_load_u32(lock._core._sw, ILK_ORDER_RELAXED) == 1 })
         lock.unlockWrite()
         // At once: the second writer needs a futex wake-up before it can claim W.
         let refused = readersRefused(lock)
         let wasDone = secondWriterDone.load()
         #expect(refused || wasDone, "a reader got in ahead of the writer woken for the lock")
         secondWriter.join()
-        #expect(ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u32(lock._core._w, ILK_ORDER_RELAXED) == 0)
         #expect(lock.tryLockRead())
         lock.unlockRead()
     }
@@ -364,12 +364,12 @@ struct ReadWriteLockTests {
         "the last registered writer to give up clears P and nudges the readers it kept out", arguments: [false, true])
     func writerLeavingNudgesReaders(symmetricFences: Bool) {
         let lock = ReadWriteLock(symmetricFences: symmetricFences)
-        let rs = { ilk_atomic_load_u32(lock._rs, ILK_ORDER_RELAXED) }
+        let rs = { ilk_atomic_load_u32(lock._core._rs, ILK_ORDER_RELAXED) }
         // As a registering writer does: counted in A, then in Sw (relaxed: set up before the
         // reader thread starts).
-        lock._attend()
-        _ = ilk_atomic_fetch_add_u32(lock._sw, 1, ILK_ORDER_RELAXED)
-        ilk_atomic_store_u32(lock._w, _RW.pending, ILK_ORDER_RELAXED)
+        lock._core._attend()
+        _ = ilk_atomic_fetch_add_u32(lock._core._sw, 1, ILK_ORDER_RELAXED)
+        ilk_atomic_store_u32(lock._core._w, _RW.pending, ILK_ORDER_RELAXED)
         #expect(!lock.tryLockRead())
         let readerIn = AtomicBool(false)
         let reader = TestThread {
@@ -377,20 +377,20 @@ struct ReadWriteLockTests {
             readerIn.store(true)
             lock.unlockRead()
         }
-        #expect(lockEventually { ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask == 1 })
+        #expect(lockEventually { ilk_atomic_load_u64(lock._core._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask == 1 })
         #expect(!readerIn.load())
         let before = rs()
-        lock._writerLeaves()
+        lock._core._writerLeaves()
         let entered = lockEventually(within: .seconds(10)) { readerIn.load() }
         #expect(entered, "the reader was left asleep while the lock was free")
         if !entered {
             // Rescue it so that the thread can be joined.
-            _ = ilk_atomic_fetch_add_u32(lock._rs, 1, ILK_ORDER_RELAXED)
-            _Futex.wakeAll(lock._rs, for: .test)
+            _ = ilk_atomic_fetch_add_u32(lock._core._rs, 1, ILK_ORDER_RELAXED)
+            _Futex.wakeAll(lock._core._rs, for: .test)
         }
         reader.join()
         #expect(rs() == before &+ 1)
-        #expect(ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u32(lock._core._w, ILK_ORDER_RELAXED) == 0)
         expectFreeForWriters(lock)
     }
 
@@ -399,7 +399,7 @@ struct ReadWriteLockTests {
     @Test("a stale P, with no writer registered, does not keep readers out")
     func stalePendingDoesNotBlockReaders() {
         let lock = ReadWriteLock()
-        ilk_atomic_store_u32(lock._w, _RW.pending, ILK_ORDER_RELAXED)
+        ilk_atomic_store_u32(lock._core._w, _RW.pending, ILK_ORDER_RELAXED)
         #expect(!lock.tryLockRead())
         let readerIn = AtomicBool(false)
         let reader = TestThread {
@@ -409,9 +409,9 @@ struct ReadWriteLockTests {
         }
         let entered = lockEventually(within: .seconds(10)) { readerIn.load() }
         #expect(entered, "a reader stayed out behind a P that no writer was registered for")
-        if !entered { lock._clearPending() }
+        if !entered { lock._core._clearPending() }
         reader.join()
-        #expect(ilk_atomic_load_u32(lock._w, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u32(lock._core._w, ILK_ORDER_RELAXED) == 0)
         expectFreeForWriters(lock)
     }
 
@@ -422,7 +422,7 @@ struct ReadWriteLockTests {
     @Test("a lock whose sleeper cannot membarrier degrades and keeps working")
     func failedMembarrierDegrades() throws {
         let lock = ReadWriteLock()
-        guard !lock._symmetric else { return }  // no membarrier here at all
+        guard !lock._core._symmetric else { return }  // no membarrier here at all
         lock.lockWrite()
         let filter = AtomicInt(0)  // 1 installed, or -errno
         let readerIn = AtomicBool(false)
@@ -440,7 +440,7 @@ struct ReadWriteLockTests {
             reader.join()
             try Test.cancel("seccomp filters unavailable (errno \(-filter.load()))")
         }
-        #expect(lockEventually(within: .seconds(10)) { lock._degraded })
+        #expect(lockEventually(within: .seconds(10)) { lock._core._degraded })
         lock.unlockWrite()
         #expect(lockEventually(within: .seconds(10)) { readerIn.load() })
         reader.join()
@@ -469,12 +469,12 @@ struct ReadWriteLockTests {
     @Test("a sleeper's membarrier works in the child of fork()")
     func membarrierAfterFork() {
         let lock = ReadWriteLock()
-        guard !lock._symmetric else { return }  // no membarrier here: nothing to re-register
+        guard !lock._core._symmetric else { return }  // no membarrier here: nothing to re-register
         let pid = fork()
         if pid == 0 {
             // The child: one thread, so only async-signal-safe calls until _exit (a failure
             // traps, which the parent sees as a signal).
-            lock._sleeperFence()
+            lock._core._sleeperFence()
             _exit(0)
         }
         #expect(pid > 0)
@@ -506,14 +506,14 @@ struct ReadWriteLockTests {
             readerDone.store(true)
             if attempt.acquired { lock.unlockRead() }
         }
-        #expect(lockEventually { ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask == 1 })
+        #expect(lockEventually { ilk_atomic_load_u64(lock._core._sr, ILK_ORDER_RELAXED) & _RW.sleeperCountMask == 1 })
         // Starving (after 1 ms), so that the unlock grants; then asleep again (in its futex
         // wait: nothing else puts it to sleep there).
-        #expect(lockEventually { ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) & _RW.starving != 0 })
+        #expect(lockEventually { ilk_atomic_load_u64(lock._core._sr, ILK_ORDER_RELAXED) & _RW.starving != 0 })
         #expect(lockEventually { threadState(Int32(readerThread.load())) == "S" })
 
         let listener = AtomicInt(0)  // the unlocker's seccomp listener fd, or -errno
-        let wordAddress = UInt(bitPattern: lock._rs)
+        let wordAddress = UInt(bitPattern: lock._core._rs)
         let unlocker = TestThread {
             listener.store(_HeldSystemCall.holdFutexWakes(of: wordAddress))
             lock.unlockWrite()  // not tied to the thread that locked
@@ -528,8 +528,8 @@ struct ReadWriteLockTests {
         let held = _HeldSystemCall.receive(fd, within: .seconds(10))
         #expect(held != nil, "the unlocker never reached its wake-up of the readers")
         // The grant is made: the reader is counted in R, and Sr has moved to the next epoch.
-        #expect(ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) == 1)
-        #expect(ilk_atomic_load_u64(lock._sr, ILK_ORDER_RELAXED) == _RW.epochUnit)
+        #expect(ilk_atomic_load_u64(lock._core._r, ILK_ORDER_RELAXED) == 1)
+        #expect(ilk_atomic_load_u64(lock._core._sr, ILK_ORDER_RELAXED) == _RW.epochUnit)
         // The reader wakes at its deadline, finds the grant, and returns true.
         #expect(lockEventually(within: .seconds(10)) { readerDone.load() })
         if let held { _HeldSystemCall.answer(fd, held, returning: 0) }
@@ -540,7 +540,7 @@ struct ReadWriteLockTests {
             #expect(attempt.acquired, "a granted reader reported a timeout and leaked its read lock")
             #expect(attempt.returned >= attempt.deadline)
         }
-        #expect(ilk_atomic_load_u64(lock._r, ILK_ORDER_RELAXED) == 0)
+        #expect(ilk_atomic_load_u64(lock._core._r, ILK_ORDER_RELAXED) == 0)
         expectFreeForWriters(lock)
     }
     #endif
@@ -583,7 +583,7 @@ struct ReadWriteLockTests {
             let lock = ReadWriteLock()
             lock.lockWrite()
             // Relaxed: single-threaded; stands for a reader between its increment and back-out.
-            _ = ilk_atomic_fetch_add_u64(lock._r, 1, ILK_ORDER_RELAXED)
+            _ = ilk_atomic_fetch_add_u64(lock._core._r, 1, ILK_ORDER_RELAXED)
             lock.unlockRead()
         }
         expectTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is write-locked")
@@ -596,7 +596,7 @@ struct ReadWriteLockTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let lock = ReadWriteLock()
             // Relaxed: single-threaded; stands for R between the last reader out and the claimant.
-            ilk_atomic_store_u64(lock._r, _RW.drainWaiting, ILK_ORDER_RELAXED)
+            ilk_atomic_store_u64(lock._core._r, _RW.drainWaiting, ILK_ORDER_RELAXED)
             lock.unlockRead()
         }
         expectTrapMessage(result, contains: "ReadWriteLock: unlockRead() called on a lock that is not locked")
@@ -631,12 +631,12 @@ private func expectFreeForWriters(_ lock: ReadWriteLock, sourceLocation: SourceL
     if taken { lock.unlockWrite() }
     // Relaxed: the threads that used the lock have been joined. No thread is left counted in A
     // (a leak would send every unlock down the careful path; an underflow would flip bit 31).
-    let attention = ilk_atomic_load_u32(lock._attention, ILK_ORDER_RELAXED)
+    let attention = ilk_atomic_load_u32(lock._core._attention, ILK_ORDER_RELAXED)
     #expect(
         attention & ~_RW.attentionFences == 0, "A counts \(attention & ~_RW.attentionFences) sleepers on a free lock",
         sourceLocation: sourceLocation)
     #expect(
-        (attention & _RW.attentionFences != 0) == lock._symmetric, "A's fence bit disagrees with the fence mode",
+        (attention & _RW.attentionFences != 0) == lock._core._symmetric, "A's fence bit disagrees with the fence mode",
         sourceLocation: sourceLocation)
 }
 

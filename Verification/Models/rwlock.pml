@@ -1,14 +1,15 @@
 /* ReadWriteLock: the writer word, the reader count, the sleepers' registrations, the grant to
- * starving readers, the timed withdrawals and the asymmetric fence, as ReadWriteLock.swift
- * implements them.
+ * starving readers, the timed withdrawals and the asymmetric fence, as ReadWriteLockCore.swift
+ * and ReadWriteLockSlowPaths.swift implement them (`_RWLockCore`, shared by ReadWriteLock and
+ * ReadWriteLocked).
  *
- * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: lockRead tryLockRead unlockRead _readerLeft _tryEnterRead _wakeClaimant _readerBackOut
- * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: lockWrite _lockWriteUnchecked tryLockWrite _tryLockWriteUnchecked unlockWrite _enter _release _releaseAttending _wakeAfterRelease _attend _unattend
- * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: _lockReadUntimed _lockWriteUntimed _drainUntimed _wakeSleepers _clearPending _wakeReaders _wakeWriter
- * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: _releaseGranting _grantReaders _spin _lockReadSlow _sleepAsReader _registerReader _markStarving
- * @mirrors Sources/Interlock/Locks/ReadWriteLock.swift: _deregisterReader _sleeperFence _degrade _waitLimit _lockWriteSlow _writerLeaves _drain
+ * @mirrors Sources/Interlock/Locks/ReadWriteLockCore.swift: lockRead tryLockRead unlockRead _readerLeft _tryEnterRead _wakeClaimant _readerBackOut
+ * @mirrors Sources/Interlock/Locks/ReadWriteLockCore.swift: lockWrite tryLockWrite unlockWrite _enter _release _releaseAttending _wakeAfterRelease _attend _unattend _waitLimit
+ * @mirrors Sources/Interlock/Locks/ReadWriteLockSlowPaths.swift: _lockReadUntimed _lockWriteUntimed _drainUntimed _wakeSleepers _clearPending _wakeReaders _wakeWriter
+ * @mirrors Sources/Interlock/Locks/ReadWriteLockSlowPaths.swift: _releaseGranting _grantReaders _spin _lockReadSlow _sleepAsReader _registerReader _markStarving
+ * @mirrors Sources/Interlock/Locks/ReadWriteLockSlowPaths.swift: _deregisterReader _sleeperFence _degrade _lockWriteSlow _writerLeaves _drain
  * @mirrors CShims/include/ilk_rwlock.h: ilk_rwlock_reader_leave_builtin ilk_rwlock_reader_leave_asm
- * @sha256 afdba50e57405d4b
+ * @sha256 48bf7fd21c71903b
  * @config -DN=2 -DREADERS=1 -DROUNDS=2
  * @config -DN=2 -DREADERS=1 -DROUNDS=2 -DTIMED=3
  * @config -DN=2 -DREADERS=1 -DROUNDS=2 -DSYMMETRIC

@@ -330,14 +330,7 @@ internal final class _LockOrderGraph: @unchecked Sendable {
 
     /// `Lock "cache" (0x…)`, or `SpinLock at 0x…` for a lock without a name.
     static func describe(_ lock: AnyObject, _ kind: _LockOrderKind, _ address: UnsafeRawPointer) -> String {
-        let name: String?
-        switch lock {
-        case let lock as Lock: name = lock.name
-        case let lock as RecursiveLock: name = lock.name
-        case let lock as Condition: name = lock.name
-        case let lock as ConditionLock: name = lock.name
-        default: name = nil
-        }
+        let name = (lock as? _NamedLock)?.name
         let hex = "0x" + String(UInt(bitPattern: address), radix: 16)
         if kind == .synchronized { return "synchronized(\(type(of: lock)) at \(hex))" }
         if let name { return "\(kind.typeName) \"\(name)\" (\(hex))" }

@@ -33,6 +33,9 @@ internal enum _LockOrderKind: UInt8, Sendable {
     case condition
     case conditionLock
     case synchronized
+    case locked
+    case readWriteLockedRead
+    case readWriteLockedWrite
 
     /// Whether the thread that holds it may take it again.
     var isRecursive: Bool { self == .recursiveLock || self == .synchronized }
@@ -47,6 +50,8 @@ internal enum _LockOrderKind: UInt8, Sendable {
         case .condition: return "Condition"
         case .conditionLock: return "ConditionLock"
         case .synchronized: return "synchronized"
+        case .locked: return "Locked"
+        case .readWriteLockedRead, .readWriteLockedWrite: return "ReadWriteLocked"
         }
     }
 }

@@ -40,7 +40,7 @@ import Darwin
 @usableFromInline
 internal enum _FutexUser: UInt8, Sendable {
     case lock, recursiveLock, readWriteLock, condition, conditionLock, semaphore, waitGroup
-    case once, lazy, asyncLazy, synchronized, test
+    case once, lazy, asyncLazy, synchronized, test, locked, readWriteLocked
 
     @usableFromInline
     internal var typeName: String {
@@ -57,6 +57,8 @@ internal enum _FutexUser: UInt8, Sendable {
         case .asyncLazy: "AsyncLazy"
         case .synchronized: "synchronized(_:_:)"
         case .test: "a test's futex word"
+        case .locked: "Locked"
+        case .readWriteLocked: "ReadWriteLocked"
         }
     }
 }

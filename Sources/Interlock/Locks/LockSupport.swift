@@ -8,6 +8,18 @@
 
 import CInterlock
 
+/// The locks that have a `name` (for reports that hold a lock as `AnyObject`: lock-order
+/// checking), generic ones (`Locked<Value>`) included.
+internal protocol _NamedLock: AnyObject {
+    var name: String? { get }
+}
+
+extension Lock: _NamedLock {}
+extension RecursiveLock: _NamedLock {}
+extension Condition: _NamedLock {}
+extension ConditionLock: _NamedLock {}
+extension Locked: _NamedLock where Value: ~Copyable {}
+
 /// A test-and-test-and-set guard over one 32-bit word, for the rarely used `name` property.
 @usableFromInline
 internal enum _LockNameGuard {

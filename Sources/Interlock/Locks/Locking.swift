@@ -24,12 +24,15 @@ public protocol Locking: AnyObject, Sendable {
 extension Locking {
     /// Runs `body` while holding the lock, and releases the lock when `body` returns or throws.
     ///
-    /// Equivalent to `lock(); defer { unlock() }; return try body()`.
+    /// Equivalent to `lock(); defer { unlock() }; return try body()`. The error is typed:
+    /// `body`'s own error type (`Never` when it cannot throw, so no `try` is needed), and the
+    /// result may be noncopyable. Callers written for the untyped, `rethrows` form compile
+    /// unchanged: an untyped throwing body makes `E` `any Error`.
     /// - Parameter body: the critical section. It must not unlock the lock itself.
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws, after the lock has been released.
     @inlinable @inline(__always)
-    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    public func withLock<R: ~Copyable, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         lock()
         defer { unlock() }
         return try body()
