@@ -290,3 +290,40 @@ struct LockedTests {
         #expect(outer.withLock { a in inner.withLock { b in a + b } } == 3)
     }
 }
+
+/// Source compatibility of the typed-throws `withLock`: code written for the `rethrows` forms
+/// (a wrapper that rethrows, a body that throws untyped, a body that cannot throw) compiles
+/// unchanged and behaves as before.
+@Suite("withLock: typed throws, callers of the rethrows form unchanged")
+struct TypedThrowsCompatibilityTests {
+    private func guarded<T>(_ lock: some Locking, _ body: () throws -> T) rethrows -> T {
+        try lock.withLock(body)
+    }
+
+    private func readGuarded<T>(_ lock: ReadWriteLock, _ body: () throws -> T) rethrows -> T {
+        try lock.withReadLock(body)
+    }
+
+    @Test("a rethrowing wrapper, untyped and non-throwing bodies, and a typed error through each lock type")
+    func callers() {
+        let locks: [any Locking] = [Lock(), SpinLock(), RecursiveLock(), Condition(), ConditionLock()]
+        for lock in locks {
+            #expect(guarded(lock) { 1 } == 1)
+            #expect(throws: LockTestError.self) { try guarded(lock) { throw LockTestError() } }
+            do throws(LedgerError) {
+                try lock.withLock { () throws(LedgerError) in throw .overdrawn(by: 1) }
+            } catch {
+                #expect(error == .overdrawn(by: 1))
+            }
+            #expect(lock.tryLock(), "\(type(of: lock)) stayed locked after a throw")
+            lock.unlock()
+        }
+        let rw = ReadWriteLock()
+        #expect(readGuarded(rw) { 2 } == 2)
+        #expect(throws: LockTestError.self) { try rw.withWriteLock { throw LockTestError() } }
+        let token: Token = rw.withWriteLock { Token(serial: 9) }  // a noncopyable result
+        #expect(token.serial == 9)
+        #expect(rw.tryLockWrite())
+        rw.unlockWrite()
+    }
+}

@@ -35,6 +35,8 @@ enum WorkloadRegistry {
         .readWriteLockTimeouts,
         .conditionBoundedBuffer,
         .conditionLockTokenRing,
+        .lockedTransfers,
+        .readWriteLockedSnapshots,
         // Distributed lock
         .distributedLockProcesses,
         .postgresLock,
