@@ -211,6 +211,40 @@ final class NIOLockedValueBoxContender: CounterLock, @unchecked Sendable {
     func countUnderLock() -> Int { box.withLockedValue { $0 } }
 }
 
+/// Interlock's `Locked<Int>`: the counter inside the lock's one allocation, changed in
+/// `withLock` (Lock's algorithm plus the owner word of the relock check).
+final class InterlockLockedContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "Interlock Locked<Int>" }
+    let locked = Locked(0)
+    @inline(__always) func incrementUnderLock() {
+        locked.withLock { $0 += 1 }
+    }
+    func countUnderLock() -> Int { locked.withLock { $0 } }
+}
+
+/// A glibc `pthread_mutex_t` (default kind) with the Int in the same 128-byte block, 64 bytes
+/// after the mutex: what a C programmer writes for "a mutex and its data".
+final class PthreadMutexInlineContender: CounterLock, @unchecked Sendable {
+    static var contenderName: String { "pthread mutex + Int" }
+    let mutex = ilk_peer_mutex_create(Int32(ILK_PEER_MUTEX_DEFAULT))!
+    let value: UnsafeMutablePointer<Int>
+    init() {
+        // The peer's block is 128 bytes (128-aligned, zeroed); the mutex takes the first 40.
+        value = (UnsafeMutableRawPointer(mutex) + 64).bindMemory(to: Int.self, capacity: 1)
+    }
+    deinit { ilk_peer_mutex_destroy(mutex) }
+    @inline(__always) func incrementUnderLock() {
+        ilk_peer_mutex_lock(mutex)
+        value.pointee += 1
+        ilk_peer_mutex_unlock(mutex)
+    }
+    func countUnderLock() -> Int {
+        ilk_peer_mutex_lock(mutex)
+        defer { ilk_peer_mutex_unlock(mutex) }
+        return value.pointee
+    }
+}
+
 // MARK: - Spin locks
 
 /// Interlock's `SpinLock`.
@@ -440,4 +474,15 @@ final class CKRWLockContender: CounterRWLock, @unchecked Sendable {
         counter.pointer.pointee += 1
         ilk_peer_ck_rwlock_write_unlock(rwlock)
     }
+}
+
+/// Interlock's `ReadWriteLocked<Int>`: the counter inside the lock's allocation, after the
+/// words; read in `withReadLock`, changed in `withWriteLock`. The other contenders of the
+/// reader-writer groups keep their Int in a block of its own, so this row also measures the
+/// placement (one allocation fewer to reach).
+final class InterlockRWLockedContender: CounterRWLock, @unchecked Sendable {
+    static var contenderName: String { "Interlock ReadWriteLocked<Int>" }
+    let locked = ReadWriteLocked(0)
+    @inline(__always) func readUnderLock() -> Int { locked.withReadLock { $0 } }
+    @inline(__always) func incrementUnderWriteLock() { locked.withWriteLock { $0 += 1 } }
 }

@@ -11,9 +11,11 @@
 // where <Kind> is Mutex (Lock, and InterlockCompat's os_unfair_lock and OSAllocatedUnfairLock
 // over the same kind of futex lock, vs pthread default and adaptive, NSLock,
 // Synchronization.Mutex, NIOLock; in the "value inline" groups InterlockCompat's
-// OSAllocatedUnfairLock<Int> vs Mutex<Int> and NIOLockedValueBox<Int>), SpinLock (and
+// OSAllocatedUnfairLock<Int> and Locked<Int> vs Mutex<Int>, NIOLockedValueBox<Int> and a
+// pthread mutex with its Int in one block), SpinLock (and
 // InterlockCompat's OSSpinLock, vs pthread spinlock, Concurrency Kit's
-// fetch-and-store and ticket spin locks) or RecursiveLock (vs pthread recursive, NSRecursiveLock); ReadWriteLock is compared
+// fetch-and-store and ticket spin locks) or RecursiveLock (vs pthread recursive, NSRecursiveLock); ReadWriteLock and
+// ReadWriteLocked<Int> are compared
 // with pthread rwlock (default and prefer-writer) and Concurrency Kit's ck_rwlock. CK's locks
 // never sleep: in the 4-thread groups a waiter burns its core while the holder is preempted.
 //
@@ -204,6 +206,10 @@ let benchmarks: @Sendable () -> Void = {
             threads: threads)
         registerCounter(
             NIOLockedValueBoxContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads)
+        registerCounter(
+            InterlockLockedContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads)
+        registerCounter(
+            PthreadMutexInlineContender.self, kind: "Mutex, value inline,", workload: workload, threads: threads)
 
         registerCounter(InterlockSpinLockContender.self, kind: "SpinLock", workload: workload, threads: threads)
         registerCounter(CompatOSSpinLockContender.self, kind: "SpinLock", workload: workload, threads: threads)
@@ -221,6 +227,7 @@ let benchmarks: @Sendable () -> Void = {
     }
     for (mix, threads) in [(RWMix.readOnly, 1), (.writeOnly, 1), (.readMostly, 2), (.readMostly, 4)] {
         registerRW(InterlockRWLockContender.self, mix: mix, threads: threads)
+        registerRW(InterlockRWLockedContender.self, mix: mix, threads: threads)
         registerRW(PthreadRWLockContender.self, mix: mix, threads: threads)
         registerRW(PthreadWriterPreferringRWLockContender.self, mix: mix, threads: threads)
         registerRW(CKRWLockContender.self, mix: mix, threads: threads)
@@ -231,6 +238,9 @@ let benchmarks: @Sendable () -> Void = {
     // "SpinLock shared counter / 2 threads" from 14.9 to 22-24 ns (same code, main's and this
     // one's: a lock object sharing a line with another hot allocation).
     registerCounterThroughWitness(InterlockLockContender.self, kind: "Mutex")
+    registerCounterThroughWitness(InterlockLockedContender.self, kind: "Mutex, value inline,")
+    registerCounterThroughWitness(SynchronizationMutexInlineContender.self, kind: "Mutex, value inline,")
+    registerCounterThroughWitness(NIOLockedValueBoxContender.self, kind: "Mutex, value inline,")
     registerCounterThroughWitness(CompatUnfairLockContender.self, kind: "Mutex")
     registerCounterThroughWitness(SynchronizationMutexContender.self, kind: "Mutex")
     registerCounterThroughWitness(PthreadMutexContender.self, kind: "Mutex")

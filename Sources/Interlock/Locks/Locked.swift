@@ -37,6 +37,7 @@
 //     stores on a line it already owns.
 
 import CInterlock
+import Synchronization
 
 /// The words and the value of a ``Locked``, in that order, as its first stored property.
 @usableFromInline
@@ -133,8 +134,9 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
         _LockOrder.willLock(self, .locked)
         let word = _word
         if _slowPath(!_MutexWord.tryLock(word)) { _lockContended() }
-        // Relaxed: read only by this thread's own relock check (file comment).
-        ilk_atomic_store_u32(word + 1, ilk_current_thread_id(), ILK_ORDER_RELAXED)
+        // Relaxed: read only by this thread's own relock check (file comment). A builtin, so
+        // that it stays an instruction in a protocol witness (WordAtomics.swift).
+        _Word32.atomic(word + 1).pointee.store(ilk_current_thread_id(), ordering: .relaxed)
         _LockOrder.didLock(self, .locked)
     }
 
@@ -147,7 +149,7 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
             return false
         }
         // Relaxed: as in `_lock`.
-        ilk_atomic_store_u32(word + 1, ilk_current_thread_id(), ILK_ORDER_RELAXED)
+        _Word32.atomic(word + 1).pointee.store(ilk_current_thread_id(), ordering: .relaxed)
         _LockOrder.didLock(self, .locked)
         return true
     }
@@ -160,7 +162,7 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
             guard _lockContended(before: deadline) else { return false }
         }
         // Relaxed: as in `_lock`.
-        ilk_atomic_store_u32(word + 1, ilk_current_thread_id(), ILK_ORDER_RELAXED)
+        _Word32.atomic(word + 1).pointee.store(ilk_current_thread_id(), ordering: .relaxed)
         _LockOrder.didLock(self, .locked)
         return true
     }
@@ -171,7 +173,7 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
         _LockOrder.didUnlock(self)
         let word = _word
         // Relaxed: the holder clears its own id; the release below publishes the body.
-        ilk_atomic_store_u32(word + 1, 0, ILK_ORDER_RELAXED)
+        _Word32.atomic(word + 1).pointee.store(0, ordering: .relaxed)
         if _slowPath(!_MutexWord.unlock(word, for: .locked)) { _unlockedMisuse() }
     }
 

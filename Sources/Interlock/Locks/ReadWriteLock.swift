@@ -96,11 +96,19 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// the untyped form compile unchanged.
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws, after the lock has been released.
-    @inlinable
+    @inlinable @inline(__always)
     public func withReadLock<R: ~Copyable, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         lockRead()
-        defer { unlockRead() }
-        return try body()
+        // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            unlockRead()
+            throw error
+        }
+        unlockRead()
+        return result
     }
 
     // MARK: Write lock
@@ -150,10 +158,18 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// The error is typed, as in ``withReadLock(_:)``.
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws, after the lock has been released.
-    @inlinable
+    @inlinable @inline(__always)
     public func withWriteLock<R: ~Copyable, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         lockWrite()
-        defer { unlockWrite() }
-        return try body()
+        // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            unlockWrite()
+            throw error
+        }
+        unlockWrite()
+        return result
     }
 }

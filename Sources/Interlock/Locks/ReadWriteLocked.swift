@@ -96,11 +96,18 @@ public final class ReadWriteLocked<Value> {
         let core = _core
         core.lockRead()
         _LockOrder.didLock(self, .readWriteLockedRead)
-        defer {
+        // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
+        let result: R
+        do {
+            result = try body(_statePointer.pointee.value)
+        } catch {
             _LockOrder.didUnlock(self)
             core.unlockRead()
+            throw error
         }
-        return try body(_statePointer.pointee.value)
+        _LockOrder.didUnlock(self)
+        core.unlockRead()
+        return result
     }
 
     /// Runs `body` with the lock held for reading, waiting for the lock at most until
@@ -118,11 +125,18 @@ public final class ReadWriteLocked<Value> {
         let core = _core
         guard core.lockRead(before: deadline) else { return nil }
         _LockOrder.didLock(self, .readWriteLockedRead)
-        defer {
+        // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
+        let result: R
+        do {
+            result = try body(_statePointer.pointee.value)
+        } catch {
             _LockOrder.didUnlock(self)
             core.unlockRead()
+            throw error
         }
-        return try body(_statePointer.pointee.value)
+        _LockOrder.didUnlock(self)
+        core.unlockRead()
+        return result
     }
 
     // MARK: Writers
@@ -137,11 +151,18 @@ public final class ReadWriteLocked<Value> {
         let core = _core
         core.lockWrite()
         _LockOrder.didLock(self, .readWriteLockedWrite)
-        defer {
+        // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
+        let result: R
+        do {
+            result = try body(&_statePointer.pointee.value)
+        } catch {
             _LockOrder.didUnlock(self)
             core.unlockWrite()
+            throw error
         }
-        return try body(&_statePointer.pointee.value)
+        _LockOrder.didUnlock(self)
+        core.unlockWrite()
+        return result
     }
 
     /// Runs `body` with the lock held for writing, waiting for the lock at most until
@@ -158,11 +179,18 @@ public final class ReadWriteLocked<Value> {
         let core = _core
         guard core.lockWrite(before: deadline) else { return nil }
         _LockOrder.didLock(self, .readWriteLockedWrite)
-        defer {
+        // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
+        let result: R
+        do {
+            result = try body(&_statePointer.pointee.value)
+        } catch {
             _LockOrder.didUnlock(self)
             core.unlockWrite()
+            throw error
         }
-        return try body(&_statePointer.pointee.value)
+        _LockOrder.didUnlock(self)
+        core.unlockWrite()
+        return result
     }
 }
 

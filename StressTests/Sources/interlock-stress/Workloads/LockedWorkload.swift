@@ -38,7 +38,8 @@ extension Workload {
     /// `locked-transfers`; see the file comment.
     static let lockedTransfers = Workload(
         name: "locked-transfers",
-        summary: "Locked: transfers between 8 balances via withLock/IfAvailable/before:/typed throws; conserved total, exact count"
+        summary:
+            "Locked: transfers between 8 balances via withLock/IfAvailable/before:/typed throws; conserved total, exact count"
     ) { context in
         let accounts = Locked(Accounts())
         accounts.name = "locked-transfers"

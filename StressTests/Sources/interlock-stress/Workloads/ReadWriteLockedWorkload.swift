@@ -58,7 +58,9 @@ extension Workload {
                                 while true {
                                     let deadline = ContinuousClock.now + .milliseconds(1)
                                     if try snapshot.withWriteLock(before: deadline, body) != nil { break }
-                                    if ContinuousClock.now < deadline { problem = "withWriteLock(before:) returned nil early" }
+                                    if ContinuousClock.now < deadline {
+                                        problem = "withWriteLock(before:) returned nil early"
+                                    }
                                 }
                             } else {
                                 try snapshot.withWriteLock(body)
@@ -88,7 +90,9 @@ extension Workload {
                                     seen = version
                                     break
                                 }
-                                if ContinuousClock.now < deadline { problem = "withReadLock(before:) returned nil early" }
+                                if ContinuousClock.now < deadline {
+                                    problem = "withReadLock(before:) returned nil early"
+                                }
                             }
                         } else {
                             seen = snapshot.withReadLock(body)
