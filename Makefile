@@ -3,7 +3,8 @@
 #   make stress   run the stress harness with its defaults (every workload, 2 x cores threads);
 #                 the harness is the package StressTests/ (STRESS_ARGS passes options)
 #   make test     lint (make lint); the spin models (make verify); the documentation (make docs);
-#                 the example dependent (make example); unit tests (the harness's own too); unit tests again under
+#                 the example dependent (make example); code that must not compile (make
+#                 compile-failures); unit tests (the harness's own too); unit tests again under
 #                 ThreadSanitizer; a short stress run built with ThreadSanitizer (postgres-lock
 #                 included, against a throwaway server); lock-order checking (make lock-order:
 #                 its tests and every workload with INTERLOCK_LOCK_ORDER=report, built with the
@@ -58,7 +59,7 @@ WARNINGS := -Xswiftc -warnings-as-errors
 STRESS_ARGS ?=
 
 
-.PHONY: test-nio stress test deps test-deps bench-deps docs example unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread test-hosts
+.PHONY: test-nio stress test deps test-deps bench-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread test-hosts
 
 deps:
 	@scripts/ensure-deps.sh
@@ -83,7 +84,7 @@ STRESS_DIR := StressTests
 stress: deps
 	cd $(STRESS_DIR) && $(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: lint verify test-deps docs example unit unit-tsan stress-tsan stress-inject lock-order test-nio soak-short test-hosts
+test: lint verify test-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order test-nio soak-short test-hosts
 
 # The spin models of the futex protocols (Verification/Models): each exhaustive for 2 and 3
 # threads, each mutant caught, each model's mirrored code unchanged since it was compared.
@@ -151,6 +152,11 @@ stress-tsan: test-deps
 
 # A package that depends on Interlock by path, built in its own .build (debug: the quicker build).
 EXAMPLE := Examples/JobQueue
+
+# Code that must not compile (Tests/CompileFailures): what Locked and ReadWriteLocked promise
+# the compiler refuses, each marked line checked for its error.
+compile-failures: deps
+	SWIFT="$(SWIFT)" scripts/check-compile-failures.sh
 
 example: deps
 	scripts/check-urcu-missing-error.sh

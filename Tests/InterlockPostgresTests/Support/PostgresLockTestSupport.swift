@@ -290,3 +290,55 @@ enum PGHelper {
 /// instrumented, so ThreadSanitizer misses the hand-off and reports the value as raced (seen in
 /// a CI run).
 typealias PGLocked<Value> = _PGProtected<Value>
+
+/// A task executor with one OS thread of its own, for the async tests that bound a latency
+/// (`waitUntilLost` within 10 s): on the 2-thread cooperative pool, the synchronous tests that
+/// run beside them (servers starting, processes awaited) block both threads for seconds, and a
+/// CI run measured 12.4 s for a loss noticed at once. Code run under
+/// `withTaskExecutorPreference(executor)` resumes on this thread instead.
+final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
+    // `jobs` and `stopping` are accessed only under `condition`.
+    private let condition = Condition()
+    private var jobs: [UnownedJob] = []
+    private var stopping = false
+    private var runner: PGThread<Void>? = nil
+
+    init() {
+        runner = PGThread { [self] in run() }
+    }
+
+    func enqueue(_ job: UnownedJob) {
+        condition.withLock {
+            jobs.append(job)
+            condition.signal()
+        }
+    }
+
+    /// Ends the thread once the jobs queued so far have run; call when no task uses it.
+    func shutdown() {
+        condition.withLock {
+            stopping = true
+            condition.signal()
+        }
+        _ = try? runner?.join().get()
+    }
+
+    private func run() {
+        while true {
+            let next: UnownedJob? = condition.withLock {
+                while jobs.isEmpty && !stopping { condition.wait() }
+                return jobs.isEmpty ? nil : jobs.removeFirst()
+            }
+            guard let job = next else { return }
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
+/// Runs `body` with its awaits resumed on a `DedicatedThreadExecutor` of its own (for the
+/// measured parts of latency-bound async tests), and ends the thread after it.
+func onDedicatedThread<R: Sendable>(_ body: () async throws -> R) async throws -> R {
+    let executor = DedicatedThreadExecutor()
+    defer { executor.shutdown() }
+    return try await withTaskExecutorPreference(executor) { try await body() }
+}
