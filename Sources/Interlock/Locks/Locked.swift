@@ -15,9 +15,10 @@
 //   _name            the name, read only under its guard, and only when trapping or asked
 //
 // Swift never accesses `_state` as a property after `init` (that would be a dynamic
-// exclusivity check on a class property): the words through atomics, the value through an
-// `UnsafeMutablePointer` to the state, whose `pointee` is addressed in place (no copy, no
-// exclusivity check; the mutex is what makes the access exclusive).
+// exclusivity check on a class property, and a formal access of the words too): the words
+// through atomics, the value through an `UnsafeMutablePointer<Value>` of its own, whose
+// `pointee` is addressed in place (no copy, no exclusivity check; the mutex is what makes the
+// access exclusive).
 //
 // Invariants:
 //   - owner == t (t != 0) exactly while thread t holds the mutex; t writes it right after
@@ -130,6 +131,18 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
         return start.alignedUp(toMultipleOf: alignment).assumingMemoryBound(to: _LockedState<Value>.self)
     }
 
+    /// The value, after the 16 bytes of words at its alignment (Swift lays a struct's fields out
+    /// in order, each at the next multiple of its alignment). Reached by its own pointer: an
+    /// access through the state's `pointee` would be a formal access of the whole state, the
+    /// words included, which other threads change atomically meanwhile (ThreadSanitizer reports
+    /// such an access as a race, and it is one in Swift's model).
+    @inlinable @inline(__always)
+    internal var _valuePointer: UnsafeMutablePointer<Value> {
+        let alignment = MemoryLayout<Value>.alignment
+        let offset = (MemoryLayout<(UInt32, UInt32, UInt32, UInt32)>.size + alignment - 1) & ~(alignment - 1)
+        return (UnsafeMutableRawPointer(_statePointer) + offset).assumingMemoryBound(to: Value.self)
+    }
+
     /// The mutex word; the owner word is `_word + 1`, the name's guard `_word + 2`.
     @inlinable @inline(__always)
     internal var _word: UnsafeMutablePointer<UInt32> {
@@ -233,7 +246,7 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
     ) throws(E) -> sending R {
         _lock()
         defer { _unlock() }
-        return try body(&_statePointer.pointee.value)
+        return try body(&_valuePointer.pointee)
     }
 
     /// Runs `body` with the lock held if the lock is free at once; never waits.
@@ -247,7 +260,7 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
     ) throws(E) -> sending R? {
         guard _tryLock() else { return nil }
         defer { _unlock() }
-        return .some(try body(&_statePointer.pointee.value))
+        return .some(try body(&_valuePointer.pointee))
     }
 
     /// Runs `body` with the lock held, waiting for the lock at most until `deadline`.
@@ -264,6 +277,6 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
     ) throws(E) -> sending R? {
         guard _lock(before: deadline) else { return nil }
         defer { _unlock() }
-        return .some(try body(&_statePointer.pointee.value))
+        return .some(try body(&_valuePointer.pointee))
     }
 }

@@ -80,6 +80,15 @@ public final class ReadWriteLocked<Value> {
         return start.alignedUp(toMultipleOf: alignment).assumingMemoryBound(to: _RWLockedState<Value>.self)
     }
 
+    /// The value, after the words at its alignment (as `Locked._valuePointer`: never through
+    /// the state's `pointee`, which would be a formal access of the words as well).
+    @inlinable @inline(__always)
+    internal var _valuePointer: UnsafeMutablePointer<Value> {
+        let alignment = MemoryLayout<Value>.alignment
+        let offset = (MemoryLayout<ilk_rwlock_words>.size + alignment - 1) & ~(alignment - 1)
+        return (UnsafeMutableRawPointer(_statePointer) + offset).assumingMemoryBound(to: Value.self)
+    }
+
     /// The algorithm over this lock's words (the first field of the state).
     @inlinable @inline(__always)
     internal var _core: _RWLockCore { _RWLockCore(UnsafeMutableRawPointer(_statePointer)) }
@@ -99,7 +108,7 @@ public final class ReadWriteLocked<Value> {
         // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
         let result: R
         do {
-            result = try body(_statePointer.pointee.value)
+            result = try body(_valuePointer.pointee)
         } catch {
             _LockOrder.didUnlock(self)
             core.unlockRead()
@@ -128,7 +137,7 @@ public final class ReadWriteLocked<Value> {
         // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
         let result: R
         do {
-            result = try body(_statePointer.pointee.value)
+            result = try body(_valuePointer.pointee)
         } catch {
             _LockOrder.didUnlock(self)
             core.unlockRead()
@@ -154,7 +163,7 @@ public final class ReadWriteLocked<Value> {
         // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
         let result: R
         do {
-            result = try body(&_statePointer.pointee.value)
+            result = try body(&_valuePointer.pointee)
         } catch {
             _LockOrder.didUnlock(self)
             core.unlockWrite()
@@ -182,7 +191,7 @@ public final class ReadWriteLocked<Value> {
         // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
         let result: R
         do {
-            result = try body(&_statePointer.pointee.value)
+            result = try body(&_valuePointer.pointee)
         } catch {
             _LockOrder.didUnlock(self)
             core.unlockWrite()
