@@ -222,7 +222,13 @@ static struct ilk_pool_batch *ilk_pool_header(unsigned c) {
     }
     batch->klass = c;
     batch->count = 0;
-    batch->next = NULL;
+    /* Relaxed atomic, not plain: the spare may be a header that left a ready list, and a popper
+     * that read it as `top` before it left may still load its `next` in its read-side section
+     * (its CAS then fails: the header cannot return to a ready list before a grace period). The
+     * value is never used; the store must only not race with that load (ThreadSanitizer
+     * reported the plain store in a stress run). The same holds for the stores in
+     * ilk_node_retire_full, until the batch's own grace period is requested and over. */
+    __atomic_store_n(&batch->next, NULL, __ATOMIC_RELAXED);
     return batch;
 }
 
@@ -282,9 +288,9 @@ static __attribute__((noinline)) void ilk_node_retire_full(unsigned c) {
         if (finished == NULL) break; /* grace periods lag: keep waiting (bounded by the lag) */
         ilk_pool_publish(finished);
     }
-    batch->next = NULL;
+    __atomic_store_n(&batch->next, NULL, __ATOMIC_RELAXED); /* see ilk_pool_header */
     if (waiting->tail != NULL) {
-        waiting->tail->next = batch;
+        __atomic_store_n(&waiting->tail->next, batch, __ATOMIC_RELAXED); /* as above */
     } else {
         waiting->head = batch;
     }
