@@ -4,8 +4,8 @@
 #                 the harness is the package StressTests/ (STRESS_ARGS passes options)
 #   make test     lint (make lint); the spin models (make verify); the documentation (make docs);
 #                 the example dependent (make example); code that must not compile (make
-#                 compile-failures); unit tests (the harness's own too); unit tests again under
-#                 ThreadSanitizer; a short stress run built with ThreadSanitizer (postgres-lock
+#                 compile-failures); unit tests (the harness's and ratios.py's too); unit tests
+#                 again under ThreadSanitizer; a short stress run built with ThreadSanitizer (postgres-lock
 #                 included, against a throwaway server); lock-order checking (make lock-order:
 #                 its tests and every workload with INTERLOCK_LOCK_ORDER=report, built with the
 #                 package trait LockOrderChecking); PostgresLock over postgres-nio (make
@@ -48,6 +48,8 @@
 #   make bench-chart   docs/benchmarks.svg from the last bench-ratios run (installs matplotlib)
 #   make bench-spread  BENCH_RUNS full runs (default 5), then each ratio run by run with its
 #                      minimum, median and maximum (a noisy machine makes single runs wander)
+#   make bench-loaded  the families beside background loads (BENCH_LOADS: quiet nice same
+#                      neighbour), each subject's wall and CPU ratio per load
 
 SWIFT ?= swift
 # A TSan report makes the process exit non-zero at once instead of carrying on.
@@ -59,7 +61,7 @@ WARNINGS := -Xswiftc -warnings-as-errors
 STRESS_ARGS ?=
 
 
-.PHONY: test-nio stress test deps test-deps bench-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread test-hosts
+.PHONY: test-nio stress test deps test-deps bench-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded test-hosts
 
 deps:
 	@scripts/ensure-deps.sh
@@ -123,6 +125,7 @@ docs: deps
 unit: test-deps
 	$(SWIFT) test $(WARNINGS)
 	cd $(STRESS_DIR) && $(SWIFT) test $(WARNINGS)
+	python3 Benchmarks/Tests/ratios/test_ratios.py
 
 unit-tsan: test-deps
 	$(SWIFT) test $(WARNINGS) --sanitize=thread --scratch-path $(TSAN_SCRATCH)
@@ -179,6 +182,14 @@ bench-ratios: bench-deps
 bench-chart:
 	@python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install --quiet matplotlib
 	cd Benchmarks && python3 chart.py --baseline ratios --output ../docs/benchmarks.svg
+
+# Runs the families beside each background load (quiet, nice, same, neighbour; BENCH_LOADS picks
+# some) into the baselines loaded-<load>, then prints each subject's wall and CPU ratios per load
+# (scripts/bench-loaded.sh; Benchmarks/README.md, "Under load").
+BENCH_LOADS ?=
+
+bench-loaded: bench-deps
+	SWIFT="$(SWIFT)" BENCH_ARGS="$(BENCH_ARGS)" scripts/bench-loaded.sh $(BENCH_LOADS)
 
 # Runs the suite BENCH_RUNS times into the baselines run1...runN, then prints each ratio's spread.
 BENCH_RUNS ?= 5

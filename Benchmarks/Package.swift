@@ -272,3 +272,14 @@ package.targets += [
         ]
     ),
 ]
+
+// The neighbour process of `make bench-loaded` (mode neighbour): a second service on the machine
+// whose threads hand work to each other through Interlock's Condition and Semaphore
+// (../scripts/bench-loaded.sh). Not a benchmark: no plugin.
+package.targets += [
+    .executableTarget(
+        name: "LoadNeighbour",
+        dependencies: [.product(name: "Interlock", package: "Interlock")],
+        path: "Sources/LoadNeighbour"
+    )
+]

@@ -27,16 +27,26 @@ NAMING CONVENTION (every benchmark target in this package follows it):
   * Time per operation = wall clock per iteration / scaling factor. Each benchmark performs
     `scalingFactor` operations per iteration (over all its threads), so this is the time per
     operation of the whole system, the inverse of its aggregate throughput.
+  * CPU per operation = the process's CPU time per iteration (the custom metric `processCPU`,
+    every thread, user and system; BenchmarkConfiguration/Configuration.swift) / scaling factor:
+    what the operation cost the machine, which spinning raises and wall time hides. Its ratio is
+    to the group's most frugal peer (least CPU per operation), which need not be the fastest.
   Names that do not split into three parts are listed under "Not grouped" and otherwise ignored.
 
 OUTPUT. Markdown on stdout: per target, one table per group, with each contender's median
-(p50) and p90 time per operation and its ratio to the fastest PEER of the group; then a summary
-with one row per subject. A ratio <= 1.00 means Interlock is at least as fast as every peer.
+(p50) and p90 time per operation and its ratio to the fastest PEER of the group, then its median
+CPU time per operation and the ratio of that to the most frugal peer's ("-" for a baseline
+recorded without CPU time); then a summary with one row per subject. A ratio <= 1.00 means
+Interlock is at least as fast (or as frugal) as every peer.
 
     ratios.py [--dir DIR] [--baseline NAME] [--percentile P] [--limit R] [results.json ...]
 
   --limit R   add a verdict column (ratio <= R) and exit with status 1 if any subject exceeds R
               (issue 2 asks 1.05 for the atomics; issues 3-5 ask 1.00 for locks and queues).
+  --loads NAME [NAME ...]
+              instead of the tables: each subject's wall ratio and CPU ratio in each of several
+              baselines, one per background load (../scripts/bench-loaded.sh), with the worst of
+              each: the loaded tables beside the quiet one.
   --spread NAME [NAME ...]
               instead of the tables: each subject's ratio in each of several baselines (several
               full runs), with their minimum, median and maximum, to tell a stable lead from a
@@ -54,6 +64,8 @@ import time
 
 SUBJECT_PREFIX = "Interlock"
 SEPARATOR = " / "
+# The custom metric that holds the process's CPU time per iteration (see the module's docstring).
+CPU_METRIC = "processCPU"
 # Contenders shown for scale only: neither a subject nor a peer (see the module's docstring).
 REFERENCE_CONTENDERS = {
     "Interlock DistributedLock (local disk)",  # PostgresBenchmarks: a file lock beside a server's
@@ -106,14 +118,17 @@ class Histogram:
 # --- Reading baselines --------------------------------------------------------------------------
 
 class Result:
-    """One benchmark's wall-clock figures, in nanoseconds per operation."""
+    """One benchmark's wall-clock figures and, when recorded, its CPU time: nanoseconds per
+    operation."""
 
-    def __init__(self, target, name, scaling, histogram, percentile):
+    def __init__(self, target, name, scaling, histogram, percentile, cpu_histogram=None):
         self.target = target
         self.name = name
         self.samples = histogram.total
         self.p50 = histogram.value_at_percentile(percentile) / scaling
         self.p90 = histogram.value_at_percentile(90.0) / scaling
+        self.cpu = (cpu_histogram.value_at_percentile(percentile) / scaling
+                    if cpu_histogram is not None and cpu_histogram.total > 0 else None)
         parts = name.split(SEPARATOR)
         self.grouped = len(parts) == 3
         self.workload, self.threads, self.contender = parts if self.grouped else (name, "", name)
@@ -144,7 +159,10 @@ def read_baseline(path, percentile):
             continue
         result = wall[0]
         histogram = Histogram(result["statistics"]["histogram"])
-        yield Result(key["target"], key["name"], result["scalingFactor"], histogram, percentile)
+        cpu = [m for m in metrics if CPU_METRIC in json.dumps(m["metric"])]
+        cpu_histogram = Histogram(cpu[0]["statistics"]["histogram"]) if cpu else None
+        yield Result(key["target"], key["name"], result["scalingFactor"], histogram, percentile,
+                     cpu_histogram)
 
 
 def threads_order(label):
@@ -162,25 +180,49 @@ def format_ns(value):
     return f"{value:.2f}"
 
 
+def format_optional_ns(value):
+    return "-" if value is None else format_ns(value)
+
+
+def frugal_peer(peers):
+    """The peer with the least CPU time per operation, or None when none recorded it."""
+    measured = [r for r in peers if r.cpu is not None]
+    return min(measured, key=lambda r: r.cpu) if measured else None
+
+
+def cpu_ratio(subject, frugal):
+    if subject.cpu is None or frugal is None or frugal.cpu <= 0:
+        return None
+    return subject.cpu / frugal.cpu
+
+
 def group_table(results, percentile, out):
-    """Prints one group's table; returns [(subject, fastest peer, ratio)] for the summary."""
+    """Prints one group's table; returns [(subject, fastest peer, ratio, frugal peer, CPU
+    ratio)] for the summary."""
     peers = [r for r in results if r.is_peer]
     fastest = min(peers, key=lambda r: r.p50) if peers else None
+    frugal = frugal_peer(peers)
     label = "p50" if percentile == 50 else f"p{percentile:g}"
-    out.append(f"| Contender | {label} ns/op | p90 ns/op | ratio to fastest peer | samples |")
-    out.append("|---|---:|---:|---:|---:|")
+    out.append(f"| Contender | {label} ns/op | p90 ns/op | ratio to fastest peer | CPU ns/op "
+               f"| CPU ratio to most frugal peer | samples |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|")
     rows = []
     for r in sorted(results, key=lambda r: (r.is_reference, not r.is_subject, r.p50)):
         ratio = r.p50 / fastest.p50 if fastest and fastest.p50 > 0 else float("nan")
+        cpu = cpu_ratio(r, frugal)
         name = f"**{r.contender}**" if r.is_subject else r.contender
         if fastest is r:
             name += " (fastest peer)"
         if r.is_reference:
             name += " (reference, not compared)"
+        if frugal is r and frugal is not fastest:
+            name += " (most frugal peer)"
         ratio_text = "-" if r.is_reference else f"{ratio:.3f}"
-        out.append(f"| {name} | {format_ns(r.p50)} | {format_ns(r.p90)} | {ratio_text} | {r.samples} |")
+        cpu_text = "-" if r.is_reference or cpu is None else f"{cpu:.3f}"
+        out.append(f"| {name} | {format_ns(r.p50)} | {format_ns(r.p90)} | {ratio_text} "
+                   f"| {format_optional_ns(r.cpu)} | {cpu_text} | {r.samples} |")
         if r.is_subject:
-            rows.append((r, fastest, ratio))
+            rows.append((r, fastest, ratio, frugal, cpu))
     return rows
 
 
@@ -188,8 +230,10 @@ def baseline_files(directory, name):
     return sorted(glob.glob(os.path.join(directory, "*", name, "results.json")))
 
 
-def subject_ratios(files, percentile):
-    """{(target, workload, threads, subject): ratio to the group's fastest peer} of one run."""
+def subject_ratios(files, percentile, cpu=False):
+    """{(target, workload, threads, subject): ratio to the group's fastest peer} of one run; with
+    `cpu`, the CPU ratio to the group's most frugal peer instead (subjects without CPU time are
+    left out)."""
     ratios = {}
     for path in files:
         groups = {}
@@ -201,10 +245,41 @@ def subject_ratios(files, percentile):
             if not peers:
                 continue
             fastest = min(r.p50 for r in peers)
+            frugal = frugal_peer(peers)
             for r in results:
-                if r.is_subject and fastest > 0:
-                    ratios[(target, workload, threads, r.contender)] = r.p50 / fastest
+                if not r.is_subject:
+                    continue
+                key = (target, workload, threads, r.contender)
+                if cpu:
+                    value = cpu_ratio(r, frugal)
+                    if value is not None:
+                        ratios[key] = value
+                elif fastest > 0:
+                    ratios[key] = r.p50 / fastest
     return ratios
+
+
+def loads_table(directory, names, percentile):
+    """Markdown: per subject, its wall ratio and CPU ratio in each named baseline (one baseline
+    per background load: scripts/bench-loaded.sh), the worst of each last."""
+    walls = [subject_ratios(baseline_files(directory, name), percentile) for name in names]
+    cpus = [subject_ratios(baseline_files(directory, name), percentile, cpu=True) for name in names]
+    keys = sorted(set().union(*walls), key=lambda k: (k[0], k[1], threads_order(k[2]), k[3]))
+    out = ["## Ratio to the fastest peer (wall) and to the most frugal peer (CPU), load by load\n"]
+    out.append("| Target | Workload | Threads | Interlock contender | "
+               + " | ".join(f"{name} wall | {name} CPU" for name in names) + " | worst wall | worst CPU |")
+    out.append("|---|---|---|---|" + "---:|" * (2 * len(names) + 2))
+    for key in keys:
+        cells = []
+        for wall, cpu in zip(walls, cpus):
+            cells.append(f"{wall[key]:.3f}" if key in wall else "-")
+            cells.append(f"{cpu[key]:.3f}" if key in cpu else "-")
+        worst_wall = max((wall[key] for wall in walls if key in wall), default=None)
+        worst_cpu = max((cpu[key] for cpu in cpus if key in cpu), default=None)
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | " + " | ".join(cells)
+                   + f" | {'-' if worst_wall is None else f'{worst_wall:.3f}'}"
+                   + f" | {'-' if worst_cpu is None else f'{worst_cpu:.3f}'} |")
+    return "\n".join(out)
 
 
 def spread_table(directory, names, percentile):
@@ -238,13 +313,20 @@ def main():
     parser.add_argument("--limit", type=float, help="the largest acceptable ratio; adds a verdict")
     parser.add_argument("--spread", nargs="+", metavar="NAME",
                         help="print each subject's ratio across these baselines instead")
+    parser.add_argument("--loads", nargs="+", metavar="NAME",
+                        help="print each subject's wall and CPU ratios in these baselines (one per "
+                        "background load) instead")
     args = parser.parse_args()
 
-    if args.spread:
-        missing = [name for name in args.spread if not baseline_files(args.dir, name)]
+    for names in (args.spread, args.loads):
+        missing = [name for name in names or [] if not baseline_files(args.dir, name)]
         if missing:
             sys.exit(f"ratios.py: no results.json for baseline(s) {', '.join(missing)} under {args.dir}")
+    if args.spread:
         print(spread_table(args.dir, args.spread, args.percentile))
+        return
+    if args.loads:
+        print(loads_table(args.dir, args.loads, args.percentile))
         return
 
     files = args.files or baseline_files(args.dir, args.baseline)
@@ -277,17 +359,19 @@ def main():
     verdicts = []
     if summary:
         out.append("## Summary: Interlock against the fastest peer\n")
-        header = "| Target | Workload | Threads | Interlock contender | ns/op | fastest peer | ns/op | ratio |"
-        rule = "|---|---|---|---|---:|---|---:|---:|"
+        header = ("| Target | Workload | Threads | Interlock contender | ns/op | fastest peer | ns/op | ratio "
+                  "| CPU ns/op | CPU ratio |")
+        rule = "|---|---|---|---|---:|---|---:|---:|---:|---:|"
         if args.limit is not None:
             header += f" ratio <= {args.limit:g} |"
             rule += "---|"
         out.extend([header, rule])
-        for target, (workload, threads), (subject, fastest, ratio) in summary:
+        for target, (workload, threads), (subject, fastest, ratio, frugal, cpu) in summary:
             peer_name = fastest.contender if fastest else "(no peer)"
             peer_ns = format_ns(fastest.p50) if fastest else "-"
+            cpu_text = "-" if cpu is None else f"{cpu:.3f}"
             row = (f"| {target} | {workload} | {threads} | {subject.contender} | {format_ns(subject.p50)} "
-                   f"| {peer_name} | {peer_ns} | {ratio:.3f} |")
+                   f"| {peer_name} | {peer_ns} | {ratio:.3f} | {format_optional_ns(subject.cpu)} | {cpu_text} |")
             if args.limit is not None:
                 ok = ratio <= args.limit
                 verdicts.append(ok)

@@ -10,6 +10,17 @@
  * ilk_thread_yield      give the rest of the time slice to another runnable thread
  * ilk_spin_jitter       a cheap, fast-changing number (the CPU's cycle counter where there is
  *                       one) to de-synchronize the backoff of spinning threads; not random
+ * ilk_spin_loaded_until the process-wide word in which spinners record until when the cores
+ *                       count as oversubscribed (a CLOCK_MONOTONIC time in nanoseconds; 0 at
+ *                       start); alone on its 128 bytes. Read and written only with relaxed
+ *                       atomics: a heuristic (Sources/Interlock/Locks/AdaptiveSpin.swift)
+ * ilk_spin_run_delay_permille(now, interval)
+ *                       the share of the time since the calling thread's previous check, in
+ *                       thousandths, that the thread spent runnable but not running (waiting
+ *                       for a CPU: Linux's /proc/thread-self/schedstat), or -1: when the
+ *                       previous check is less than `interval` ns before `now` (no system call
+ *                       then), on a thread's first check (which only records), and where the
+ *                       file cannot be read (other systems, a sandbox without /proc)
  *
  * Note for lock authors: ThreadSanitizer does not model standalone fences. Interlock's own
  * primitives synchronize through acquire/release operations on the atomics themselves.
@@ -60,5 +71,13 @@ ILK_INLINE uint32_t ilk_spin_jitter(void) {
     return (uint32_t)ts.tv_nsec;
 #endif
 }
+
+/* The storage of ilk_spin_loaded_until(), defined (128-byte aligned) in ilk_shim.c. */
+extern int64_t ilk_spin_loaded_until_storage[16];
+
+ILK_INLINE int64_t *ilk_spin_loaded_until(void) { return &ilk_spin_loaded_until_storage[0]; }
+
+
+int ilk_spin_run_delay_permille(int64_t now, int64_t interval);
 
 #endif /* ILK_FENCE_H */

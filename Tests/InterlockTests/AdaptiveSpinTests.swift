@@ -29,34 +29,49 @@ struct AdaptiveSpinTests {
     @Test("a wait woken within the maximum widens the window to cover it, with a quarter to spare")
     func learnFromShortSleep() {
         let word = Word(4_000)
-        word.withPointer { _AdaptiveSpin.learnFromSleep($0, window: 4_000, waited: 20_000, woken: true) }
+        word.withPointer { _AdaptiveSpin.learnFromSleep($0, window: 4_000, waited: 20_000, woken: true, loaded: false) }
         #expect(word.value == 25_000)
         // Never narrower than it was: a quick wake-up after a wide window keeps the width.
         let wide = Word(30_000)
-        wide.withPointer { _AdaptiveSpin.learnFromSleep($0, window: 30_000, waited: 8_000, woken: true) }
+        wide.withPointer { _AdaptiveSpin.learnFromSleep($0, window: 30_000, waited: 8_000, woken: true, loaded: false) }
         #expect(wide.value == 30_000)
     }
 
-    @Test("a long sleep or a timeout halves the window")
+    @Test("while the cores are oversubscribed, a short sleep leaves the window as it was")
+    func learnFromSleepUnderLoad() {
+        let word = Word(4_000)
+        word.withPointer { _AdaptiveSpin.learnFromSleep($0, window: 4_000, waited: 20_000, woken: true, loaded: true) }
+        #expect(word.value == 4_000)
+    }
+
+    @Test("a long sleep or a timeout halves the window, loaded or not")
     func learnFromLongSleep() {
-        let long = Word(16_000)
-        long.withPointer { _AdaptiveSpin.learnFromSleep($0, window: 16_000, waited: 1_000_000, woken: true) }
-        #expect(long.value == 8_000)
-        let timedOut = Word(16_000)
-        timedOut.withPointer { _AdaptiveSpin.learnFromSleep($0, window: 16_000, waited: 100, woken: false) }
-        #expect(timedOut.value == 8_000)
+        for loaded in [false, true] {
+            let long = Word(16_000)
+            long.withPointer {
+                _AdaptiveSpin.learnFromSleep($0, window: 16_000, waited: 1_000_000, woken: true, loaded: loaded)
+            }
+            #expect(long.value == 8_000)
+            let timedOut = Word(16_000)
+            timedOut.withPointer {
+                _AdaptiveSpin.learnFromSleep($0, window: 16_000, waited: 100, woken: false, loaded: loaded)
+            }
+            #expect(timedOut.value == 8_000)
+        }
     }
 
     @Test("the window stays within its bounds")
     func bounds() {
         let low = Word(_AdaptiveSpin.minimumWindow)
         low.withPointer {
-            _AdaptiveSpin.learnFromSleep($0, window: _AdaptiveSpin.minimumWindow, waited: 1_000_000_000, woken: true)
+            _AdaptiveSpin.learnFromSleep(
+                $0, window: _AdaptiveSpin.minimumWindow, waited: 1_000_000_000, woken: true, loaded: false)
         }
         #expect(low.value == _AdaptiveSpin.minimumWindow)
         let high = Word(40_000)
         high.withPointer {
-            _AdaptiveSpin.learnFromSleep($0, window: 40_000, waited: Int64(_AdaptiveSpin.maximumWindow), woken: true)
+            _AdaptiveSpin.learnFromSleep(
+                $0, window: 40_000, waited: Int64(_AdaptiveSpin.maximumWindow), woken: true, loaded: false)
         }
         #expect(high.value == _AdaptiveSpin.maximumWindow)
         let tiny = Word(_AdaptiveSpin.minimumWindow)

@@ -7,7 +7,7 @@
  * @mirrors Sources/Interlock/Locks/AdaptiveSpin.swift: spin
  * @mirrors CShims/include/ilk_mutex.h: ilk_mutex_release_builtin
  * @mirrors CShims/include/ilk_futex.h: ilk_futex_wait ilk_futex_wait_until ilk_futex_requeue
- * @sha256 f600852bb42fe313
+ * @sha256 cc9e97867bb70a16
  * @config -DN=2
  * @config -DN=3
  * @config -DN=3 -DPRODUCERS=2
@@ -108,11 +108,14 @@
  *     the sequence that returns .valueChanged when it moved, or the window passing. Looks that
  *     find the sequence unchanged change nothing, so one look placed anywhere by the
  *     interleaving stands for any number of them; the window's length only decides when the
- *     spin stops, which is free here. The load of `waiters` that decides whether to spin is
+ *     spin stops, which is free here (a window of 0, under load, is a spin that gives up
+ *     at once). The load of `waiters` that decides whether to spin is
  *     kept (in these workloads at most two threads wait, so it always allows the spin).
  *   - _MutexWord._spin: one attempt (a relaxed load and the CAS, merged: a load that finds 0
  *     followed by a failed CAS is a load that found non-zero), or the budget spent. A failed
  *     attempt changes nothing, so one attempt stands for the bounded loop.
+ *     _leaveWait's re-acquisition after a sleep under load (tryLock, then _lockParking without
+ *     the spin) is the same path with the spin given up at once.
  *   - No spurious wake-ups (EINTR): futex.pml has none, so that a lost wake-up cannot hide.
  *     An EINTR return is .woken without a wake consumed; the wait returns (callers loop), and
  *     at worst the thread takes the mutex with lockContended, leaving the word at 2: one wake

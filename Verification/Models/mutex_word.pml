@@ -2,7 +2,7 @@
  *
  * @mirrors Sources/Interlock/Locks/MutexWord.swift: tryLock _lockSlow _lockParking _spin _unlockSlow
  * @mirrors CShims/include/ilk_mutex.h: ilk_mutex_release_builtin
- * @sha256 3e13ddb08ae6a843
+ * @sha256 9905242aebb3ab64
  * @config -DN=2
  * @config -DN=3
  * @config -DN=3 -DTIMED
@@ -13,7 +13,9 @@
  * Each atomic step of the code is one step here:
  *   tryLock / the spin's attempt   CAS 0 -> 1                 (one atomic step)
  *   the spin                       SPIN_TRIES attempts, each enabled only when the word reads 0
- *                                  at that moment, or given up (the budget)
+ *                                  at that moment, or given up (the budget); giving up at once
+ *                                  stands for a caller that parks without spinning (a condition
+ *                                  waiter re-taking its mutex under load, Condition.swift)
  *   _lockParking                   exchange(2); if it found 0, held; else futex-wait on 2; again
  *   timed lock (thread 0, TIMED)   the same, but the futex wait may time out: the thread gives
  *                                  up and leaves the word as it is (2)

@@ -52,9 +52,7 @@ func registerAtomicBenchmark<Counter: AtomicCounter>(
         closure: { benchmark in
             // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             team.awaitSteadyState(naming: benchmark.name)
-            benchmark.startMeasurement()
-            team.round()
-            benchmark.stopMeasurement()
+            benchmark.measure { team.round() }
         },
         setup: { team.start() },
         teardown: {

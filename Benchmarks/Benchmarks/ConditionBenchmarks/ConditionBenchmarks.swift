@@ -49,9 +49,7 @@ func registerPingPong<Contender: PingPongContender>(_: Contender.Type) {
         closure: { benchmark in
             // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             team.awaitSteadyState(naming: benchmark.name)
-            benchmark.startMeasurement()
-            team.round()
-            benchmark.stopMeasurement()
+            benchmark.measure { team.round() }
         },
         setup: { team.start() },
         teardown: { team.stop() }
@@ -79,9 +77,7 @@ func registerHandOff<Contender: HandOffContender>(_: Contender.Type, threads: In
         closure: { benchmark in
             // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             team.awaitSteadyState(naming: benchmark.name)
-            benchmark.startMeasurement()
-            team.round()
-            benchmark.stopMeasurement()
+            benchmark.measure { team.round() }
         },
         setup: { team.start() },
         teardown: { team.stop() }

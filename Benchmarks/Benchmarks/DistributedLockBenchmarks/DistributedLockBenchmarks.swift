@@ -36,7 +36,7 @@ let cyclesPerIteration = BenchmarkScalingFactor.kilo.rawValue
 var distributedLockConfiguration: Benchmark.Configuration {
     Benchmark.Configuration.interlock(
         warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 200, timeUnits: .microseconds,
-        metrics: [.wallClock, .throughput, .syscalls])
+        metrics: [.wallClock, .processCPU, .throughput, .syscalls])
 }
 
 /// A fresh scratch directory for one contender, removed (with the files the contender left,
@@ -78,7 +78,7 @@ func registerCycle(_ contender: String, _ makeCycle: @escaping @Sendable (String
         configuration: distributedLockConfiguration,
         closure: { benchmark in
             let cycle = state.cycle!
-            for _ in benchmark.scaledIterations { cycle() }
+            benchmark.measure { for _ in benchmark.scaledIterations { cycle() } }
         },
         setup: {
             let directory = ScratchDirectory()

@@ -113,9 +113,7 @@ func registerCounterRounds(
         closure: { benchmark in
             // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             team.awaitSteadyState(naming: benchmark.name)
-            benchmark.startMeasurement()
-            team.round()
-            benchmark.stopMeasurement()
+            benchmark.measure { team.round() }
         },
         setup: { team.start() },
         teardown: {
@@ -169,9 +167,7 @@ func registerRW<Contender: CounterRWLock>(_: Contender.Type, mix: RWMix, threads
         closure: { benchmark in
             // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             team.awaitSteadyState(naming: benchmark.name)
-            benchmark.startMeasurement()
-            team.round()
-            benchmark.stopMeasurement()
+            benchmark.measure { team.round() }
         },
         setup: { team.start() },
         teardown: {

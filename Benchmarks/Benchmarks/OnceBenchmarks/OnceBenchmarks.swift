@@ -41,9 +41,7 @@ func register(
             prepare()
             // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             team.awaitSteadyState(naming: benchmark.name)
-            benchmark.startMeasurement()
-            team.round()
-            benchmark.stopMeasurement()
+            benchmark.measure { team.round() }
         },
         setup: { team.start() },
         teardown: { team.stop() }

@@ -74,7 +74,7 @@ final class HandOffWaiter: @unchecked Sendable {
 var handOffConfiguration: Benchmark.Configuration {
     Benchmark.Configuration.interlock(
         warmupIterations: 5, maxDuration: .seconds(3), maxIterations: 500, timeUnits: .microseconds,
-        scalingFactor: .one, metrics: [.wallClock])
+        scalingFactor: .one, metrics: [.wallClock, .processCPU])
 }
 
 /// Registers one way of waiting for the lock.
@@ -86,9 +86,11 @@ func registerHandOff(_ contender: String, acquire: @escaping @Sendable (Postgres
         closure: { benchmark in
             let holder = state.holder!
             let waiter = state.waiter!
-            for _ in benchmark.scaledIterations {
-                precondition(try! holder.tryLock(), "PostgresBenchmarks: the hand-off lock was held")
-                waiter.handOff(from: holder)
+            benchmark.measure {
+                for _ in benchmark.scaledIterations {
+                    precondition(try! holder.tryLock(), "PostgresBenchmarks: the hand-off lock was held")
+                    waiter.handOff(from: holder)
+                }
             }
         },
         setup: {

@@ -42,7 +42,7 @@ import Glibc
 var postgresConfiguration: Benchmark.Configuration {
     Benchmark.Configuration.interlock(
         warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 200, timeUnits: .microseconds,
-        metrics: [.wallClock, .cpuTotal, .throughput, .syscalls])
+        metrics: [.wallClock, .processCPU, .throughput, .syscalls])
 }
 
 /// A contender's cycle and what its teardown undoes, made in the benchmark's setup.
@@ -65,7 +65,7 @@ func registerCycle(
         configuration: postgresConfiguration,
         closure: { benchmark in
             let cycle = state.cycle!
-            for _ in benchmark.scaledIterations { cycle() }
+            benchmark.measure { for _ in benchmark.scaledIterations { cycle() } }
         },
         setup: {
             let made = make()
@@ -88,10 +88,12 @@ func registerAsyncCycle() {
         configuration: postgresConfiguration,
         closure: { benchmark in
             let lock = state.lock!
-            for _ in benchmark.scaledIterations {
-                let taken = try! await lock.tryLock()
-                precondition(taken, "PostgresLock was held")
-                try! await lock.unlock()
+            await benchmark.measureAsync {
+                for _ in benchmark.scaledIterations {
+                    let taken = try! await lock.tryLock()
+                    precondition(taken, "PostgresLock was held")
+                    try! await lock.unlock()
+                }
             }
         },
         setup: {

@@ -47,10 +47,12 @@ func registerSemaphoreCycles() {
             configuration: postgresConfiguration,
             closure: { benchmark in
                 let semaphore = state.semaphore!
-                for _ in benchmark.scaledIterations {
-                    let taken = try! await semaphore.tryAcquire()
-                    precondition(taken, "PostgresSemaphore: no free permit")
-                    try! await semaphore.release()
+                await benchmark.measureAsync {
+                    for _ in benchmark.scaledIterations {
+                        let taken = try! await semaphore.tryAcquire()
+                        precondition(taken, "PostgresSemaphore: no free permit")
+                        try! await semaphore.release()
+                    }
                 }
             },
             setup: {

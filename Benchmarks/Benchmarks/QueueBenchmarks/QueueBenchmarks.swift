@@ -58,9 +58,7 @@ func registerQueueBenchmark<Queue: QueueContender>(_ makeQueue: () -> Queue, _ w
         closure: { benchmark in
             // untimed: BenchmarkSupport/Interconnect.swift, CoreState.swift
             team.awaitSteadyState(naming: benchmark.name)
-            benchmark.startMeasurement()
-            team.round()
-            benchmark.stopMeasurement()
+            benchmark.measure { team.round() }
             // One load per round of a thousand transfers: proves no element was lost or
             // duplicated, for every contender alike.
             let sum = taken.exchange(0, ordering: .relaxed)  // relaxed: see above

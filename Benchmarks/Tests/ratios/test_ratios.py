@@ -30,13 +30,29 @@ def encoded_histogram(values):
 
 
 def baseline(entries, scaling=1000):
-    """A results.json body: entries are (name, wall-clock values per iteration in ns)."""
+    """A results.json body: entries are (name, wall-clock values per iteration in ns) or
+    (name, wall-clock values, CPU time values per iteration in ns)."""
     results = []
-    for name, values in entries:
+    for name, values, *cpu in entries:
         results.append({"target": "T", "name": name})
-        results.append([{"metric": {"wallClock": {}}, "scalingFactor": scaling,
-                         "statistics": {"histogram": encoded_histogram(values)}}])
+        metrics = [{"metric": {"wallClock": {}}, "scalingFactor": scaling,
+                    "statistics": {"histogram": encoded_histogram(values)}}]
+        if cpu:
+            # package-benchmark's encoding of a .custom metric.
+            metrics.append({"metric": {"custom": {"_0": "processCPU", "polarity": {"prefersSmaller": {}},
+                                                  "useScalingFactor": True}},
+                            "scalingFactor": scaling, "statistics": {"histogram": encoded_histogram(cpu[0])}})
+        results.append(metrics)
     return {"baselineName": "x", "machine": {}, "results": results}
+
+
+def write_baselines(directory, runs):
+    """Writes each run (name: entries) as target T's baseline of that name under `directory`."""
+    for name, entries in runs.items():
+        folder = os.path.join(directory, "T", name)
+        os.makedirs(folder)
+        with open(os.path.join(folder, "results.json"), "w") as handle:
+            json.dump(baseline(entries), handle)
 
 
 class HistogramTests(unittest.TestCase):
@@ -82,12 +98,31 @@ class RatioTests(unittest.TestCase):
         self.assertIn("| T | Inc | 2 threads | Interlock X | 0.90 | Peer A | 1.80 | 0.500 |", out)
         self.assertIn("| Peer A (fastest peer) | 1.00 |", out)
 
+    def test_cpu_ratio_is_to_the_most_frugal_peer(self):
+        # Peer A is fastest but spins (CPU 1.8 ns/op); Peer B is slower and frugal (0.5).
+        body = baseline([
+            ("H / 2 threads / Interlock X", [900] * 5, [1000] * 5),
+            ("H / 2 threads / Peer A", [1000] * 5, [1800] * 5),
+            ("H / 2 threads / Peer B", [1500] * 5, [500] * 5),
+        ])
+        run = self.run_script(body)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("| T | H | 2 threads | Interlock X | 0.90 | Peer A | 1.00 | 0.900 | 1.00 | 2.000 |",
+                      run.stdout)
+        self.assertIn("| Peer B (most frugal peer) | 1.50 | 1.50 | 1.500 | 0.50 | 1.000 | 5 |", run.stdout)
+
+    def test_cpu_columns_read_dash_without_the_metric(self):
+        body = baseline([("W / 1 thread / Interlock X", [1100]), ("W / 1 thread / P", [1000])])
+        run = self.run_script(body)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("| 1.100 | - | - |", run.stdout)
+
     def test_limit_fails_when_a_subject_exceeds_it(self):
         body = baseline([("W / 1 thread / Interlock X", [1100]), ("W / 1 thread / P", [1000])])
         self.assertEqual(self.run_script(body, "--limit", "1.05").returncode, 1)
         passing = self.run_script(body, "--limit", "1.10")
         self.assertEqual(passing.returncode, 0, passing.stderr)
-        self.assertIn("| 1.100 | yes |", passing.stdout)
+        self.assertIn("| 1.100 | - | - | yes |", passing.stdout)
 
     def test_names_off_the_convention_are_listed_apart(self):
         body = baseline([("odd name", [500]), ("W / 1 thread / P", [1000])])
@@ -110,7 +145,7 @@ class RatioTests(unittest.TestCase):
         self.assertIn("| T | tryLock+unlock | 1 thread | Interlock PostgresLock | 1.20 | bare libpq "
                       "pg_try_advisory_lock + pg_advisory_unlock | 1.00 | 1.200 |", out)
         self.assertIn("| bare libpq pg_try_advisory_lock + pg_advisory_unlock (fastest peer) | 1.00 |", out)
-        self.assertIn("| Interlock DistributedLock (local disk) (reference, not compared) | 0.10 | 0.10 | - | 3 |",
+        self.assertIn("| Interlock DistributedLock (local disk) (reference, not compared) | 0.10 | 0.10 | - | - | - | 3 |",
                       out)
         self.assertNotIn("| T | tryLock+unlock | 1 thread | Interlock DistributedLock", out)
         with tempfile.TemporaryDirectory() as tmp:
@@ -120,6 +155,19 @@ class RatioTests(unittest.TestCase):
             self.assertEqual(ratios.subject_ratios([path], 50.0),
                              {("T", "tryLock+unlock", "1 thread", "Interlock PostgresLock"): 1.2})
 
+    def test_loads_list_wall_and_cpu_ratios_per_load_and_the_worst(self):
+        runs = {
+            "quiet": [("H / 2 threads / Interlock X", [500], [600]), ("H / 2 threads / P", [1000], [1000])],
+            "same": [("H / 2 threads / Interlock X", [1500], [900]), ("H / 2 threads / P", [1000], [300])],
+        }
+        with tempfile.TemporaryDirectory() as tmp:
+            write_baselines(tmp, runs)
+            run = subprocess.run([sys.executable, SCRIPT, "--dir", tmp, "--loads", "quiet", "same"],
+                                 capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("| T | H | 2 threads | Interlock X | 0.500 | 0.600 | 1.500 | 3.000 | 1.500 | 3.000 |",
+                          run.stdout)
+
     def test_spread_lists_each_run_and_its_min_median_max(self):
         runs = {
             "r1": [("W / 2 threads / Interlock X", [900]), ("W / 2 threads / P", [1000])],
@@ -127,11 +175,7 @@ class RatioTests(unittest.TestCase):
             "r3": [("W / 2 threads / Interlock X", [500]), ("W / 2 threads / P", [1000])],
         }
         with tempfile.TemporaryDirectory() as tmp:
-            for name, entries in runs.items():
-                folder = os.path.join(tmp, "T", name)
-                os.makedirs(folder)
-                with open(os.path.join(folder, "results.json"), "w") as handle:
-                    json.dump(baseline(entries), handle)
+            write_baselines(tmp, runs)
             run = subprocess.run([sys.executable, SCRIPT, "--dir", tmp, "--spread", "r1", "r2", "r3"],
                                  capture_output=True, text=True)
             self.assertEqual(run.returncode, 0, run.stderr)

@@ -189,7 +189,9 @@ internal struct _ConditionState {
 /// moves the sleepers onto the mutex (FUTEX_CMP_REQUEUE) so that they take it one after the
 /// other instead of all waking at once. A waiter spins briefly before it sleeps, for a window
 /// learned from how long recent waits on this condition took (at most 50 µs), so that threads
-/// handing work back and forth do not pay a kernel wake-up per hand-off.
+/// handing work back and forth do not pay a kernel wake-up per hand-off; while the machine's
+/// cores are oversubscribed (other work shares them), it sleeps at once, since the thread it
+/// waits for is then often not running.
 ///
 /// - Warning: ``wait()`` and ``wait(until:)`` trap when the calling thread does not hold the
 ///   lock, and ``unlock()`` traps when the calling thread does not hold it, naming the
@@ -400,7 +402,7 @@ public final class Condition: Locking, @unchecked Sendable {
             let sequence = _sequence
             // Relaxed: only decides whether to sleep; the mutex, re-taken next, orders data.
             if let elapsed = _AdaptiveSpin.spin(
-                window: _AdaptiveSpin.window(window, before: deadline), start: start,
+                window: _AdaptiveSpin.window(window, before: deadline, at: start), start: start,
                 while: {
                     ilk_atomic_load_u64(sequence, ILK_ORDER_RELAXED) == observed
                 })
@@ -439,6 +441,10 @@ public final class Condition: Locking, @unchecked Sendable {
             // Maybe requeued by a broadcast and woken by an unlock: keep the word at 2 so
             // that our unlock wakes the next requeued thread.
             _MutexWord.lockContended(_mutex, for: .condition)
+        } else if result != .valueChanged && _AdaptiveSpin.loaded(at: ilk_clock_monotonic_ns()) {
+            // Slept, and the cores are oversubscribed (AdaptiveSpin.swift): the signaller that
+            // holds the mutex is likely not running, so one CAS, then park without spinning.
+            if !_MutexWord.tryLock(_mutex) { _MutexWord._lockParking(_mutex, .condition) }
         } else {
             // Not woken through the mutex word: take it as any locker does (one CAS, then the
             // mutex's bounded spin, then parking), so that its unlock makes no system call.

@@ -27,7 +27,7 @@ internal enum _HandOff {
         // Acquire: pairs with the granter's release exchange to 1.
         if spinning,
             let elapsed = _AdaptiveSpin.spin(
-                window: _AdaptiveSpin.window(window, before: deadline), start: start,
+                window: _AdaptiveSpin.window(window, before: deadline, at: start), start: start,
                 while: {
                     ilk_atomic_load_u32(word, ILK_ORDER_ACQUIRE) != 1
                 })

@@ -24,8 +24,9 @@
 //   _nextWaiterID  atomic fetch-add                          every slow-path call (its waiter id)
 //   _value         a successful computation's end, once,     anyone after reading DONE with an
 //                  under the mutex, before DONE              acquire, or under the mutex
-//   _slow          the mutex: `running`, `waiters` (id ->    under the mutex only
-//                  continuation), `make` (nil once DONE)
+//   _slow          the mutex: `running`, `waiters` ((id,     under the mutex only
+//                  continuation) pairs), `make` (nil once
+//                  DONE)
 //
 // State (the word, and the slow state under the mutex):
 //
@@ -44,7 +45,7 @@
 //                        DONE            -> resume with `_value` (a reader that lost the race
 //                                           with the end of the computation)
 //                        task cancelled  -> resume throwing CancellationError; register nothing
-//                        otherwise       -> register (id -> continuation); if !running:
+//                        otherwise       -> register (append id, continuation); if !running:
 //                                           running = true, copy `make`, and after unlocking
 //                                           start the computation's task with it
 //   cancellation       under the mutex: remove the entry of the waiter's id; if there was one,
@@ -108,7 +109,7 @@
 // is handed over by the kernel (FUTEX_LOCK_PI / FUTEX_UNLOCK_PI in the uninstrumented standard
 // library), an edge ThreadSanitizer cannot see, so every contended section would be reported as
 // a race; `_MutexWord`'s edges are C11 atomics in CInterlock, which it sees. The mutex blocks a
-// thread only for the few instructions of a section (a dictionary insert or removal, a flag);
+// thread only for the few instructions of a section (an append, a search and removal, a flag);
 // no section awaits.
 //
 // Sendable: the class is checked `Sendable`, not `@unchecked`. Only the two fields whose
@@ -126,8 +127,15 @@
 // Costs: once DONE, `value` is one inline acquire load, a compare and a copy of the value (a
 // retain when it holds a reference); no lock, no allocation (when the getter is not inlined,
 // its async frame comes from the task's own stack allocator, as for any async call). Before
-// DONE a caller pays one mutex section, a dictionary insert, a checked continuation (one
-// allocation) and a cancellation record; the first also starts a task.
+// DONE a caller pays one mutex section, an append to an array, an unsafe continuation and a
+// cancellation record; the first also starts a task. The waiters are an array of (id,
+// continuation) in registration order, not a dictionary: a cancellation searches it (rare, and
+// linear in the waiters), every registration only appends. Continuations are unsafe ones (no
+// allocation): the invariants above resume each exactly once, and the tests check it. Deciding
+// figures, 64 tasks awaiting each fresh value (AsyncBenchmarks, "AsyncLazy fresh value"): 96.7 us
+// per value with a dictionary and checked continuations, 89.2 with unsafe ones, 80.6 with the
+// array, against 64 us for a Task stored behind a Mutex (whose readers cannot be cancelled while
+// they wait; the cancellation record alone costs about 6 us of the 80.6).
 
 import CInterlock
 import Synchronization
@@ -229,20 +237,23 @@ public final class AsyncLazy<Value: Sendable>: Sendable {
         // Relaxed: only uniqueness matters (file comment, "Memory ordering").
         let id = _nextWaiterID.wrappingAdd(1, ordering: .relaxed).oldValue
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Value, any Error>) in
+            try await withUnsafeThrowingContinuation { (waiter: UnsafeContinuation<Value, any Error>) in
                 _register(waiter, id: id)
             }
         } onCancel: {
             // The waiter's entry if it is still registered; none if it has not registered yet
             // (it will see the cancellation) or a computation's end took it (and resumes it).
-            let registered = _withSlowState { $0.waiters.removeValue(forKey: id) }
+            let registered = _withSlowState { slow -> UnsafeContinuation<Value, any Error>? in
+                guard let index = slow.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return slow.waiters.remove(at: index).waiter
+            }
             registered?.resume(throwing: CancellationError())
         }
     }
 
     /// The registration, in the continuation's body: resumes `waiter` at once with the value or
     /// `CancellationError`, or registers it, starting a computation when none runs.
-    private func _register(_ waiter: CheckedContinuation<Value, any Error>, id: UInt64) {
+    private func _register(_ waiter: UnsafeContinuation<Value, any Error>, id: UInt64) {
         let outcome: _AsyncLazyRegistration<Value> = _withSlowState { slow in
             // Relaxed: under the mutex, after the section that stored DONE (file comment).
             if _state.load(ordering: .relaxed) == _AsyncLazyState.done {
@@ -251,7 +262,7 @@ public final class AsyncLazy<Value: Sendable>: Sendable {
             // After a cancellation handler's section that found no entry, this reads true:
             // the cancel-before-register race (file comment, "Invariants").
             if Task.isCancelled { return .cancelled }
-            slow.waiters[id] = waiter
+            slow.waiters.append((id, waiter))
             if slow.running { return .registered }
             slow.running = true
             return .start(slow.make.unsafelyUnwrapped)
@@ -288,10 +299,10 @@ public final class AsyncLazy<Value: Sendable>: Sendable {
                 slow.make = nil
             }
             slow.running = false
-            defer { slow.waiters = [:] }
+            defer { slow.waiters = [] }
             return slow.waiters
         }
-        for waiter in waiters.values { waiter.resume(with: result) }
+        for entry in waiters { entry.waiter.resume(with: result) }
     }
 
     /// Runs `body` on the slow state, holding the mutex. `body` must not block or suspend.
@@ -325,7 +336,7 @@ internal struct _AsyncLazySlowState<Value: Sendable> {
     /// Whether a computation's task is running.
     var running = false
     /// The readers awaiting the running computation, by waiter id.
-    var waiters: [UInt64: CheckedContinuation<Value, any Error>] = [:]
+    var waiters: [(id: UInt64, waiter: UnsafeContinuation<Value, any Error>)] = []
     /// The computation; nil once the value is stored.
     var make: (@Sendable () async throws -> Value)?
 }

@@ -119,7 +119,8 @@ internal struct _SemaphoreState {
 /// ```
 ///
 /// An uncontended `wait()` or ``signal()`` is one atomic instruction and no system call. A
-/// thread that must wait spins briefly (when few wait), then sleeps.
+/// thread that must wait spins briefly (when few wait and the cores are not oversubscribed), then
+/// sleeps.
 ///
 /// Fairness: FIFO among queued waiters. A waiter joins the queue under an internal lock, and
 /// queued waiters get units in the order they joined; a thread arriving later cannot take a unit
