@@ -237,7 +237,16 @@ struct LockFreeForkTests {
     /// the deadlock, when it comes back, ends in the time limit rather than hanging the suite
     /// (with the old shim this test's process hung in 2 runs of 2, a C version of the loop
     /// within 40 forks in 9 of 9).
-    @Test("fork() completes while other threads hand batches to call_rcu inside read-side sections")
+    ///
+    /// Native runs only. Under ThreadSanitizer each child must start liburcu's worker thread
+    /// (die_after_fork=0), which TSan does not support in the child of a multi-threaded process
+    /// (the reason die_after_fork exists); there the very first child hung, its forker's
+    /// hand-over not involved, in 2 of about 15 CI runs (2026-11-27 and 2026-11-28), never
+    /// natively (every CI run) nor in 27 local TSan reruns beside two busy loops. The deadlock
+    /// this test guards against needs no sanitizer to show (see above).
+    @Test(
+        "fork() completes while other threads hand batches to call_rcu inside read-side sections",
+        .enabled(if: !TestScale.isThreadSanitized, "TSan does not support threads in a forked child"))
     func forkBesideRetirementInsideReadSections() {
         guard isRerun else {
             // die_after_fork=0: the child's fork handler starts liburcu's worker under TSan too.
