@@ -50,6 +50,8 @@
 #                      minimum, median and maximum (a noisy machine makes single runs wander)
 #   make bench-loaded  the families beside background loads (BENCH_LOADS: quiet nice same
 #                      neighbour), each subject's wall and CPU ratio per load
+#   make bench-interleaved  the waiting workloads as interleaved rounds beside the same loads
+#                      (INTERLEAVED_ARGS: e.g. --rounds 15 --filter pool)
 
 SWIFT ?= swift
 # A TSan report makes the process exit non-zero at once instead of carrying on.
@@ -61,7 +63,7 @@ WARNINGS := -Xswiftc -warnings-as-errors
 STRESS_ARGS ?=
 
 
-.PHONY: test-nio stress test deps test-deps bench-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded test-hosts
+.PHONY: test-nio stress test deps test-deps bench-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded bench-interleaved test-hosts
 
 deps:
 	@scripts/ensure-deps.sh
@@ -190,6 +192,13 @@ BENCH_LOADS ?=
 
 bench-loaded: bench-deps
 	SWIFT="$(SWIFT)" BENCH_ARGS="$(BENCH_ARGS)" scripts/bench-loaded.sh $(BENCH_LOADS)
+
+# The same loads under Benchmarks/Sources/Interleaved: every contender once per round, medians
+# (for the rows that package-benchmark's back-to-back contenders leave bimodal under a load).
+INTERLEAVED_ARGS ?=
+
+bench-interleaved: bench-deps
+	SWIFT="$(SWIFT)" INTERLEAVED_ARGS="$(INTERLEAVED_ARGS)" scripts/bench-loaded.sh --interleaved $(BENCH_LOADS)
 
 # Runs the suite BENCH_RUNS times into the baselines run1...runN, then prints each ratio's spread.
 BENCH_RUNS ?= 5

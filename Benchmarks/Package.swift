@@ -23,6 +23,8 @@ let package = Package(
         .package(name: "Interlock", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-atomics.git", exact: "1.3.0"),
+        // Interleaved's command line (package-benchmark depends on it already).
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
         // C peers, compiled with the same optimizer as the shim (static inline in the header).
@@ -182,6 +184,7 @@ package.targets += [
             "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
             "BenchmarkSupport",
+            "WaitingContenders",
         ],
         path: "Benchmarks/WaitingBenchmarks",
         plugins: [
@@ -282,4 +285,26 @@ package.targets += [
         dependencies: [.product(name: "Interlock", package: "Interlock")],
         path: "Sources/LoadNeighbour"
     )
+]
+
+// The semaphore and group contenders (Interlock, Dispatch, POSIX), shared by WaitingBenchmarks and
+// Interleaved; and Interleaved itself: the waiting workloads whose rows package-benchmark's
+// back-to-back contenders leave bimodal under load, run as interleaved rounds (one round runs every
+// contender once), medians reported (Benchmarks/README.md, "Interleaved rounds").
+package.targets += [
+    .target(
+        name: "WaitingContenders",
+        dependencies: [.product(name: "Interlock", package: "Interlock")],
+        path: "Sources/WaitingContenders"
+    ),
+    .executableTarget(
+        name: "Interleaved",
+        dependencies: [
+            .product(name: "Interlock", package: "Interlock"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "BenchmarkSupport",
+            "WaitingContenders",
+        ],
+        path: "Sources/Interleaved"
+    ),
 ]

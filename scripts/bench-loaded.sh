@@ -2,7 +2,12 @@
 # Runs benchmark families beside a deliberate background load, one baseline per load, so that the
 # tables of a loaded machine sit next to the quiet ones (Benchmarks/README.md, "Under load").
 #
-#   scripts/bench-loaded.sh [LOAD ...]      LOAD: quiet | nice | same | neighbour (default: all four)
+#   scripts/bench-loaded.sh [--interleaved] [LOAD ...]
+#                                           LOAD: quiet | nice | same | neighbour (default: all four)
+#
+#   --interleaved  run Benchmarks/Sources/Interleaved (the waiting workloads as interleaved rounds,
+#                  medians; INTERLEAVED_ARGS passes it options) instead of package-benchmark, and
+#                  print its tables for every load
 #
 #   quiet      nothing beside the benchmark (the reference for the loaded runs)
 #   nice       one busy loop per core at nice 19 (a batch job the scheduler is asked to favour less)
@@ -28,6 +33,12 @@ cd "$here/../Benchmarks"
 swift="${SWIFT:-swift}"
 prefix="${BENCH_PREFIX:-loaded}"
 read -r -a bench_args <<< "${BENCH_ARGS:-}"
+interleaved=false
+if [ "${1:-}" = --interleaved ]; then
+    interleaved=true
+    shift
+fi
+read -r -a interleaved_args <<< "${INTERLEAVED_ARGS:-}"
 loads=("$@")
 [ ${#loads[@]} -eq 0 ] && loads=(quiet nice same neighbour)
 for load in "${loads[@]}"; do
@@ -61,6 +72,22 @@ start_load() {
     esac
     sleep 1 # the load is running before the first sample
 }
+
+if $interleaved; then
+    "$swift" build -c release --product Interleaved >/dev/null
+    runner="$("$swift" build -c release --show-bin-path)/Interleaved"
+    out="${TMPDIR:-/tmp}/interlock-bench-$prefix-interleaved.md"
+    : >"$out"
+    for load in "${loads[@]}"; do
+        echo "bench-loaded: load '$load', interleaved rounds -> $out" >&2
+        start_load "$load"
+        "$runner" --label "Load: $load" ${interleaved_args[@]+"${interleaved_args[@]}"} >>"$out" \
+            || { echo "bench-loaded: the interleaved run under load '$load' failed" >&2; exit 1; }
+        stop_load
+    done
+    cat "$out"
+    exit 0
+fi
 
 names=()
 for load in "${loads[@]}"; do

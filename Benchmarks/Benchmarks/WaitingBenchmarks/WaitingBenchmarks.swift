@@ -27,6 +27,7 @@ import Benchmark
 import BenchmarkConfiguration
 import BenchmarkSupport
 import Interlock
+import WaitingContenders
 
 var waitingConfiguration: Benchmark.Configuration {
     Benchmark.Configuration.interlock(warmupIterations: 20, maxDuration: .milliseconds(1_000), maxIterations: 20_000)
@@ -112,31 +113,10 @@ func registerGroup<G: GroupContender>(_: G.Type) {
             for _ in 0..<operations { single.enter(); single.leave() }
         })
 
-    let group = G()
-    let generation = Generation()
-    // Each task's last seen generation, kept across iterations: read afresh at the start of an
-    // iteration, a task could miss an advance thread 0 had already made and wait forever.
-    let seenByTask = (0..<4).map { _ in AtomicInt(0) }
+    let forkJoin = ForkJoin<G>()
     register(
         "WaitGroup fork-join / 4 threads / \(G.contenderName)", threads: 4,
-        work: { index in
-            if index == 0 {
-                for _ in 0..<operations {
-                    group.enter(3)
-                    generation.advance()
-                    group.wait()
-                }
-            } else {
-                // Relaxed: only this task's thread reads and writes its slot (rounds are ordered
-                // by the team's start and join).
-                var seen = seenByTask[index].load(ordering: .relaxed)
-                for _ in 0..<operations {
-                    seen = generation.await(after: seen)
-                    group.leave()
-                }
-                seenByTask[index].store(seen, ordering: .relaxed)
-            }
-        })
+        work: { index in forkJoin.run(index, operations: operations) })
 }
 
 let benchmarks: @Sendable () -> Void = {

@@ -1,0 +1,130 @@
+// The workloads of the interleaved runner, with their contenders: the waiting rows whose
+// package-benchmark figures go bimodal beside a load (Benchmarks/README.md, "Interleaved
+// rounds"), each built on the same contender types as WaitingBenchmarks, so that a row here and
+// the row of the same name there measure the same code.
+//
+// One operation: a wait and a signal of one thread (pools), one item handed over (hand-off), one
+// fork-join (groups). Every workload checks its result after each run (units conserved, every
+// increment made), so a contender that loses a unit or a wake-up fails the run instead of
+// reporting a figure.
+
+import BenchmarkSupport
+import Interlock
+import WaitingContenders
+
+/// One contender of a workload: what runs `operations` operations on a started team.
+struct Contender {
+    let name: String
+    let isInterlock: Bool
+    /// Creates the contender's objects and its team (not started); `operations` per round.
+    let make: (_ operations: Int) -> Run
+}
+
+/// A contender made ready for rounds: its team, and the check that follows each round.
+struct Run {
+    let team: ThreadTeam
+    let check: () -> Void
+}
+
+/// A workload: its name ("<Workload> / <n> threads", as in the package-benchmark tables).
+struct Workload {
+    let name: String
+    let threads: Int
+    /// The share of `--operations` a run makes: 1 for the pools; 1/10 where an operation takes
+    /// microseconds for some contender (a peer's hand-off through the kernel, a fork-join).
+    var scale: Double = 1
+    let contenders: [Contender]
+}
+
+/// The workloads, in the order they run.
+func allWorkloads() -> [Workload] {
+    [
+        semaphorePool(atomicIncrement: true),
+        semaphorePool(atomicIncrement: false),
+        semaphoreHandOff(),
+        groupForkJoin(),
+    ]
+}
+
+private func semaphoreContenders(_ make: (any SemaphoreContender.Type) -> Contender) -> [Contender] {
+    [make(InterlockSemaphore.self), make(DispatchSemaphoreContender.self), make(POSIXSemaphore.self)]
+}
+
+/// Four threads share a semaphore of 2 units: wait, hold (one atomic increment, or a few dozen
+/// multiply-adds), signal.
+private func semaphorePool(atomicIncrement: Bool) -> Workload {
+    let threads = 4
+    let name =
+        atomicIncrement ? "Semaphore pool of 2, atomic increment / 4 threads" : "Semaphore pool of 2 / 4 threads"
+    return Workload(
+        name: name, threads: threads,
+        contenders: semaphoreContenders { type in
+            Contender(name: type.contenderName, isInterlock: type == InterlockSemaphore.self) { operations in
+                let pool = type.init(value: 2)
+                let increments = AtomicInt(0)
+                let share = operations / threads
+                let team = ThreadTeam(threads: threads) { _ in
+                    var sink = 0
+                    for i in 0..<share {
+                        pool.wait()
+                        if atomicIncrement {
+                            _ = increments.increment(ordering: .relaxed)  // Relaxed: a count, checked after the round.
+                        } else {
+                            sink &+= holderWork(i)
+                        }
+                        pool.signal()
+                    }
+                    precondition(sink != 1, "unreachable: keeps the work alive")
+                }
+                return Run(team: team) {
+                    precondition(
+                        !atomicIncrement || increments.exchange(0, ordering: .relaxed) == share * threads,
+                        "Interleaved: \(type.contenderName) lost increments")
+                    precondition(
+                        pool.tryTake() && pool.tryTake() && !pool.tryTake(),
+                        "Interleaved: \(type.contenderName)'s pool lost or made units")
+                    pool.signal()
+                    pool.signal()
+                }
+            }
+        })
+}
+
+/// A producer and a consumer pass items through two semaphores (items from 0, spaces from 1).
+private func semaphoreHandOff() -> Workload {
+    Workload(
+        name: "Semaphore hand-off / 2 threads", threads: 2, scale: 0.1,
+        contenders: semaphoreContenders { type in
+            Contender(name: type.contenderName, isInterlock: type == InterlockSemaphore.self) { operations in
+                let items = type.init(value: 0)
+                let spaces = type.init(value: 1)
+                let team = ThreadTeam(threads: 2) { index in
+                    if index == 0 {
+                        for _ in 0..<operations { spaces.wait(); items.signal() }
+                    } else {
+                        for _ in 0..<operations { items.wait(); spaces.signal() }
+                    }
+                }
+                return Run(team: team) {
+                    precondition(
+                        !items.tryTake() && spaces.tryTake(), "Interleaved: \(type.contenderName) lost or made units")
+                    spaces.signal()
+                }
+            }
+        })
+}
+
+/// Thread 0 enters 3 tasks and releases threads 1-3 (a generation word, the same code for every
+/// contender), each leaves, thread 0 waits.
+private func groupForkJoin() -> Workload {
+    func contender<G: GroupContender>(_ type: G.Type) -> Contender {
+        Contender(name: type.contenderName, isInterlock: type == InterlockWaitGroup.self) { operations in
+            let forkJoin = ForkJoin<G>()
+            let team = ThreadTeam(threads: 4) { index in forkJoin.run(index, operations: operations) }
+            return Run(team: team) {}
+        }
+    }
+    return Workload(
+        name: "WaitGroup fork-join / 4 threads", threads: 4, scale: 0.1,
+        contenders: [contender(InterlockWaitGroup.self), contender(DispatchGroupContender.self)])
+}
