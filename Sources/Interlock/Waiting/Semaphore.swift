@@ -238,6 +238,17 @@ public final class Semaphore: @unchecked Sendable {
         _handOff()
     }
 
+    /// Returns `units` units at once (BoundedChannel's close): one atomic add, then a hand-off
+    /// for each committed waiter the add matched (the file comment: each matching signal hands
+    /// over one unit). Release: as in signal().
+    @usableFromInline
+    internal func _signal(units: Int64) {
+        precondition(units > 0, "Semaphore: internal error, a bulk signal of \(units) units")
+        let old = ilk_atomic_fetch_add_i64(_count, units, ILK_ORDER_RELEASE)
+        if old >= 0 { return }
+        for _ in 0..<Swift.min(units, -old) { _handOff() }
+    }
+
     // MARK: - Slow paths
 
     /// A signal matched a committed waiter: grant the first queued record, or leave the unit
