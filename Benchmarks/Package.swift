@@ -308,3 +308,27 @@ package.targets += [
         path: "Sources/Interleaved"
     ),
 ]
+
+// BoundedChannel (issue 33): against a pthread mutex + ring + two condition variables and
+// Concurrency Kit's ck_ring (ChannelPeers, C), and a DispatchSemaphore bounded buffer (Swift).
+package.targets += [
+    .target(
+        name: "ChannelPeers",
+        path: "Sources/ChannelPeers",
+        linkerSettings: [.linkedLibrary("ck")]
+    ),
+    .executableTarget(
+        name: "ChannelBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
+            .product(name: "Interlock", package: "Interlock"),
+            "BenchmarkSupport",
+            "ChannelPeers",
+        ],
+        path: "Benchmarks/ChannelBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
+        ]
+    ),
+]

@@ -40,7 +40,7 @@ import Darwin
 @usableFromInline
 internal enum _FutexUser: UInt8, Sendable {
     case lock, recursiveLock, readWriteLock, condition, conditionLock, semaphore, waitGroup
-    case once, lazy, asyncLazy, synchronized, test, locked, readWriteLocked
+    case once, lazy, asyncLazy, synchronized, test, locked, readWriteLocked, boundedChannel
 
     @usableFromInline
     internal var typeName: String {
@@ -59,6 +59,7 @@ internal enum _FutexUser: UInt8, Sendable {
         case .test: "a test's futex word"
         case .locked: "Locked"
         case .readWriteLocked: "ReadWriteLocked"
+        case .boundedChannel: "BoundedChannel"
         }
     }
 }

@@ -4,6 +4,7 @@
 // (conservation and per-producer order), elements released once received or at deinit, and the
 // misuse trap.
 
+import CInterlock
 import Testing
 
 @testable import Interlock
@@ -267,6 +268,33 @@ struct BoundedChannelTests {
             channel.close()
         }
         #expect(released.load() == 6, "a closed channel's deinit left its element alive")
+    }
+
+    @Test("a thread waiting on a slot whose store is late sleeps on its stamp and is woken by the store")
+    func slotWaiterSleepsAndIsWoken() {
+        // White box: the wait of a receive whose sender took its ticket and was preempted before
+        // storing (BoundedChannel.swift, "A slot's wait"), on a fresh slot 0 (stamp 0: free for
+        // ticket 0); the store of ticket 0's element would make it 1.
+        let channel = BoundedChannel<Int>(capacity: 2)
+        let stamp = channel._stamps
+        let tid = AtomicInt(0)
+        let returned = AtomicBool(false)
+        let waiter = TestThread {
+            tid.store(Int(ilk_current_thread_id()))
+            let stored = channel._awaitElement(channel._stamps, 0)
+            returned.store(stored)
+        }
+        #expect(
+            lockEventually {
+                tid.load() != 0 && threadState(Int32(tid.load())) == "S"
+                    && ilk_atomic_load_u64(stamp, ILK_ORDER_RELAXED) & BoundedChannel<Int>._waitBit != 0
+            }, "the waiter never slept on the stamp")
+        #expect(!returned.load())
+        channel._setStamp(stamp, 1)
+        waiter.join()
+        #expect(returned.load(), "the waiter gave up instead of taking the element")
+        #expect(ilk_atomic_load_u64(stamp, ILK_ORDER_RELAXED) == 1, "the store left the WAIT bit")
+        channel._setStamp(stamp, 0)  // back to free, as the deinit expects nothing buffered
     }
 
     @Test("BoundedChannel(capacity:) with a negative capacity traps with a message")

@@ -1,0 +1,113 @@
+// The contenders of the channel benchmarks: Interlock's BoundedChannel; the bounded buffer people
+// write by hand (a pthread mutex, a ring, two condition variables: ChannelPeers); Dispatch's
+// two-semaphore bounded buffer (DispatchSemaphore for room and items, the ring behind a
+// Synchronization.Mutex); and Concurrency Kit's ck_ring, which never waits (its callers spin:
+// the non-blocking reference, not the same guarantees: no sleeping, no close, no fairness).
+
+import ChannelPeers
+import Dispatch
+import Interlock
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bounded channel of Ints, as each peer spells it.
+protocol ChannelContender: AnyObject, Sendable {
+    static var contenderName: String { get }
+    /// Whether it offers capacity 0 (a rendezvous).
+    static var offersRendezvous: Bool { get }
+    init(capacity: Int)
+    func send(_ value: Int)
+    func receive() -> Int
+}
+
+final class InterlockChannel: ChannelContender, @unchecked Sendable {
+    static var contenderName: String { "Interlock BoundedChannel" }
+    static var offersRendezvous: Bool { true }
+    let channel: BoundedChannel<Int>
+    init(capacity: Int) { channel = BoundedChannel(capacity: capacity) }
+    @inline(__always) func send(_ value: Int) {
+        do { try channel.send(value) } catch { preconditionFailure("ChannelBenchmarks: the channel closed") }
+    }
+    @inline(__always) func receive() -> Int { channel.receive()! }
+}
+
+final class CondvarRingChannel: ChannelContender, @unchecked Sendable {
+    static var contenderName: String { "pthread mutex + ring + 2 condvars" }
+    static var offersRendezvous: Bool { true }
+    let peer: OpaquePointer
+    init(capacity: Int) { peer = ilk_peer_condvar_ring_create(capacity) }
+    deinit { ilk_peer_condvar_ring_destroy(peer) }
+    @inline(__always) func send(_ value: Int) { ilk_peer_condvar_ring_send(peer, UInt(bitPattern: value)) }
+    @inline(__always) func receive() -> Int { Int(bitPattern: ilk_peer_condvar_ring_receive(peer)) }
+}
+
+final class DispatchSemaphoreChannel: ChannelContender, @unchecked Sendable {
+    static var contenderName: String { "DispatchSemaphore bounded buffer" }
+    static var offersRendezvous: Bool { true }
+    struct Ring {
+        var slots: [Int]
+        var head = 0
+        var count = 0
+    }
+    let spaces: DispatchSemaphore
+    let items = DispatchSemaphore(value: 0)
+    /// A rendezvous' acknowledgements (capacity 0 only).
+    let acks = DispatchSemaphore(value: 0)
+    let rendezvous: Bool
+    let ring: Mutex<Ring>
+    init(capacity: Int) {
+        rendezvous = capacity == 0
+        spaces = DispatchSemaphore(value: Swift.max(capacity, 1))
+        ring = Mutex(Ring(slots: [Int](repeating: 0, count: Swift.max(capacity, 1))))
+    }
+    @inline(__always) func send(_ value: Int) {
+        spaces.wait()
+        ring.withLock { ring in
+            ring.slots[(ring.head + ring.count) % ring.slots.count] = value
+            ring.count += 1
+        }
+        items.signal()
+        if rendezvous {
+            acks.wait()
+            spaces.signal()
+        }
+    }
+    @inline(__always) func receive() -> Int {
+        items.wait()
+        let value = ring.withLock { ring in
+            let value = ring.slots[ring.head]
+            ring.head = (ring.head + 1) % ring.slots.count
+            ring.count -= 1
+            return value
+        }
+        if rendezvous { acks.signal() } else { spaces.signal() }
+        return value
+    }
+}
+
+final class CKRingChannel: ChannelContender, @unchecked Sendable {
+    static var contenderName: String { "Concurrency Kit ck_ring (spins)" }
+    static var offersRendezvous: Bool { false }
+    let peer: OpaquePointer
+    init(capacity: Int) { peer = ilk_peer_ck_ring_create(capacity) }
+    deinit { ilk_peer_ck_ring_destroy(peer) }
+    @inline(__always) func send(_ value: Int) {
+        var failures = 0
+        while !ilk_peer_ck_ring_try_send(peer, UInt(bitPattern: value)) {
+            failures += 1
+            if failures & 63 == 0 { sched_yield() }
+        }
+    }
+    @inline(__always) func receive() -> Int {
+        var value: UInt = 0
+        var failures = 0
+        while !ilk_peer_ck_ring_try_receive(peer, &value) {
+            failures += 1
+            if failures & 63 == 0 { sched_yield() }
+        }
+        return Int(bitPattern: value)
+    }
+}
