@@ -393,6 +393,7 @@ public final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
             _spaces.signal()
             throw ChannelClosedError()
         }
+        _inject(.channelSlotClaimed)
         let index = Int(ticket % UInt64(_capacity))
         let stamp = _stamps + index
         // Acquire: pairs with the release store of `ticket` by the receiver that emptied the slot.
@@ -408,6 +409,7 @@ public final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
     internal func _take() -> Element? {
         // Relaxed: tickets are unique; the element travels through the stamp (file comment).
         let ticket = ilk_atomic_fetch_add_u64(_head, 1, ILK_ORDER_RELAXED)
+        _inject(.channelSlotClaimed)
         let index = Int(ticket % UInt64(_capacity))
         let stamp = _stamps + index
         // Acquire: pairs with the sender's release store of ticket + 1.

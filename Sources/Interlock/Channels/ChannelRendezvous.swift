@@ -139,6 +139,7 @@ extension BoundedChannel {
             _spaces.signal()
             throw ChannelClosedError()
         }
+        _inject(.channelRendezvousPut)
         _items.signal()
     }
 
@@ -214,6 +215,7 @@ extension BoundedChannel {
         let found = ilk_atomic_cas_value_u32(
             word, _RendezvousSlot.full, _RendezvousSlot.claimed, ILK_ORDER_ACQUIRE, ILK_ORDER_RELAXED)
         if found == _RendezvousSlot.full {
+            _inject(.channelSlotClaimed)
             let element = _elements.move()
             // CLAIMED -> TAKEN (2 -> 3), keeping a CLOSED set meanwhile. Release: the move-out
             // happens before the sender's acquire load of TAKEN.

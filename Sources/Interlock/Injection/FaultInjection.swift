@@ -33,6 +33,10 @@
 //                               is retired to RCU                                its section
 //   distributedLockLinked       DistributedLock: link(2) done, before the        a breaker between
 //                               verification                                     link and check
+//   channelSlotClaimed          BoundedChannel: a ticket (or a rendezvous        a slot's waiter
+//                               claim) taken, the slot not yet written / read    asleep on it
+//   channelRendezvousPut        BoundedChannel rendezvous: the element stored,   a close or a
+//                               not yet announced                                retraction
 
 /// A named point where an injection build may delay the calling thread (see the file comment).
 @usableFromInline
@@ -47,6 +51,8 @@ internal enum _InjectionPoint: UInt32, CaseIterable, Sendable {
     case queueSlotHandOff
     case rcuRetire
     case distributedLockLinked
+    case channelSlotClaimed
+    case channelRendezvousPut
 }
 
 /// Calls the injection handler at `point` in an injection build; nothing otherwise.

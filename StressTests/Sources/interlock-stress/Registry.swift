@@ -52,6 +52,9 @@ enum WorkloadRegistry {
         .semaphoreProducerConsumer,
         .semaphoreThreadsAndTasks,
         .waitGroupRounds,
+        // Channels
+        .boundedChannel,
+        .boundedChannelRendezvous,
         // Once and lazy initialization
         .onceExactlyOnce,
         .lazySingleComputation,
