@@ -68,6 +68,9 @@
 // a receiver that reads T knows no ticket from T on will ever be stored. The semaphores' own
 // orderings (signal release, wait acquire) order nothing the stamps do not already order.
 //
+// Model: Verification/Models/channel.pml (the ring, its slot sleeps and close, with mutants that
+// must fail) and channel_rendezvous.pml (capacity 0), both in `make verify`.
+//
 // Layout: tail, head and closedAt on separate 128-byte spans (senders write tail, receivers
 // head); the ring is one allocation of C stamps and C elements, made at init.
 
