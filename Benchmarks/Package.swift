@@ -304,6 +304,7 @@ package.targets += [
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             "BenchmarkSupport",
             "WaitingContenders",
+            "ChannelContenders",
         ],
         path: "Sources/Interleaved"
     ),
@@ -317,6 +318,11 @@ package.targets += [
         path: "Sources/ChannelPeers",
         linkerSettings: [.linkedLibrary("ck")]
     ),
+    .target(
+        name: "ChannelContenders",
+        dependencies: [.product(name: "Interlock", package: "Interlock"), "ChannelPeers"],
+        path: "Sources/ChannelContenders"
+    ),
     .executableTarget(
         name: "ChannelBenchmarks",
         dependencies: [
@@ -324,7 +330,7 @@ package.targets += [
             "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
             "BenchmarkSupport",
-            "ChannelPeers",
+            "ChannelContenders",
         ],
         path: "Benchmarks/ChannelBenchmarks",
         plugins: [

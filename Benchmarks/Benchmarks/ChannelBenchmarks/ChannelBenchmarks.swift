@@ -1,6 +1,6 @@
 // The channel benchmarks (issue 33): Interlock's BoundedChannel against a pthread mutex + ring +
 // two condition variables, a DispatchSemaphore bounded buffer and Concurrency Kit's ck_ring
-// (ChannelContenders.swift), all in one run:
+// (Sources/ChannelContenders), all in one run:
 //
 //   "Channel 1P1C, capacity 64 / 2 threads"   one producer, one consumer
 //   "Channel 2P2C, capacity 64 / 4 threads"   two of each (oversubscribing the 2 cores)
@@ -18,6 +18,7 @@
 import Benchmark
 import BenchmarkConfiguration
 import BenchmarkSupport
+import ChannelContenders
 import Interlock
 
 var channelConfiguration: Benchmark.Configuration {

@@ -9,6 +9,7 @@
 // reporting a figure.
 
 import BenchmarkSupport
+import ChannelContenders
 import Interlock
 import WaitingContenders
 
@@ -43,7 +44,43 @@ func allWorkloads() -> [Workload] {
         semaphorePool(atomicIncrement: false),
         semaphoreHandOff(),
         groupForkJoin(),
+        channel(producers: 1, consumers: 1),
+        channel(producers: 2, consumers: 2),
+        channel(producers: 4, consumers: 4),
     ]
+}
+
+/// Producers send their share of `operations` elements through a channel of capacity 64 that
+/// consumers drain (as ChannelBenchmarks, in longer runs); one operation: one element.
+private func channel(producers: Int, consumers: Int) -> Workload {
+    func contender<C: ChannelContender>(_ type: C.Type) -> Contender {
+        Contender(name: type.contenderName, isInterlock: type == InterlockChannel.self) { operations in
+            let channel = type.init(capacity: 64)
+            let taken = AtomicInt(0)
+            let share = operations / producers
+            let team = ThreadTeam(threads: producers + consumers) { index in
+                if index < producers {
+                    for value in 1...share { channel.send(value) }
+                } else {
+                    var sum = 0
+                    for _ in 0..<(share * producers / consumers) { sum &+= channel.receive() }
+                    _ = taken.add(sum, ordering: .relaxed)  // Relaxed: read after the round's join.
+                }
+            }
+            return Run(team: team) {
+                precondition(
+                    taken.exchange(0, ordering: .relaxed) == producers * share * (share + 1) / 2,
+                    "Interleaved: \(type.contenderName) lost or duplicated elements")
+            }
+        }
+    }
+    return Workload(
+        name: "Channel \(producers)P\(consumers)C, capacity 64 / \(producers + consumers) threads",
+        threads: producers + consumers,
+        contenders: [
+            contender(InterlockChannel.self), contender(CondvarRingChannel.self),
+            contender(DispatchSemaphoreChannel.self), contender(CKRingChannel.self),
+        ])
 }
 
 private func semaphoreContenders(_ make: (any SemaphoreContender.Type) -> Contender) -> [Contender] {
