@@ -25,6 +25,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics.git", exact: "1.3.0"),
         // Interleaved's command line (package-benchmark depends on it already).
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        // AsyncChannelBenchmarks' peers: AsyncChannel, and Deque for the hand-written channel.
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
     ],
     targets: [
         // C peers, compiled with the same optimizer as the shim (static inline in the header).
@@ -337,4 +340,23 @@ package.targets += [
             .plugin(name: "BenchmarkPlugin", package: "benchmark")
         ]
     ),
+]
+
+// BoundedChannel in tasks (issue 33): against a Mutex + Deque + continuations channel,
+// swift-async-algorithms' AsyncChannel and an unbounded AsyncStream.
+package.targets += [
+    .executableTarget(
+        name: "AsyncChannelBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            "BenchmarkConfiguration",
+            .product(name: "Interlock", package: "Interlock"),
+            .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            .product(name: "DequeModule", package: "swift-collections"),
+        ],
+        path: "Benchmarks/AsyncChannelBenchmarks",
+        plugins: [
+            .plugin(name: "BenchmarkPlugin", package: "benchmark")
+        ]
+    )
 ]
