@@ -21,6 +21,15 @@
 //               practically endless supply of units to both semaphores, which wakes every
 //               waiter and lets every later wait through at once
 //
+// Why this design: the ring is Vyukov's bounded MPMC queue (crossbeam's array channel uses the
+// same stamps), so a send or receive that finds room or an element is a few atomic instructions
+// and no lock; the semaphores add the counting that lets a full or empty channel sleep, with
+// FIFO waiters, task waiters and cancellation that Semaphore already proves (semaphore.pml). A
+// mutex around a ring (Go's channels, the DispatchSemaphore buffer) serializes every operation;
+// an LCRQ-style queue avoids waiting on a slot's late writer but needs a 128-bit CAS and grows
+// without bound, which a bounded channel cannot use. The price of the ring is the slot wait
+// below, when the sender or receiver of a slot is preempted between its ticket and its store.
+//
 // The waits on spaces and items are Semaphore's: one atomic instruction when a unit is free,
 // otherwise a FIFO queue shared by threads (futex) and tasks (continuations), with its timeouts
 // and cancellation (Semaphore.swift, Semaphore+Async.swift). A wait that ends without a unit
@@ -311,7 +320,9 @@ public final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Sends `element` if the channel has room now, without waiting. On a rendezvous, sends only
-    /// when a receiver is already waiting, and returns once it took the element.
+    /// when a receiver is already waiting, and returns once it took the element; a waiting
+    /// receiver that does not take it within a millisecond (a task not yet running, say) leaves
+    /// it unsent, and the call returns `false`.
     /// - Returns: `true` when the element was sent; `false` when the channel is full (the element
     ///   is released).
     /// - Throws: ``ChannelClosedError`` when the channel is closed.
