@@ -45,11 +45,20 @@ extension BoundedChannel {
     internal func _rendezvousSendAsync(_ element: sending Element) async throws {
         try await _spaces.wait()
         try _rendezvousPut(element)
-        var acknowledged = true
-        do {
-            try await _acks.wait()
-        } catch {
-            acknowledged = false  // cancelled: take the element back unless a receiver claimed it
+        // A receiving task resumed by the announcement often runs on this very thread once this
+        // task yields, and acknowledges at once: then no cancellable wait is set up at all.
+        var acknowledged = _acks.tryWait()
+        if !acknowledged {
+            await Task.yield()
+            acknowledged = _acks.tryWait()
+        }
+        if !acknowledged {
+            do {
+                try await _acks.wait()
+                acknowledged = true
+            } catch {
+                acknowledged = false  // cancelled: take the element back unless a receiver claimed it
+            }
         }
         guard try _rendezvousSettle(acknowledged: acknowledged) else { throw CancellationError() }
         if !acknowledged {
