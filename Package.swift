@@ -31,6 +31,14 @@ let package = Package(
             name: "LockOrderChecking",
             description: "Compiles in lock-order checking (potential deadlocks), turned on by INTERLOCK_LOCK_ORDER"
         ),
+        // Off by default: `swift build --traits ContentionProfiling` compiles contention profiling
+        // in; INTERLOCK_CONTENTION=1 (or =N, one wait in N) turns it on for a run
+        // (Sources/Interlock/Contention/). Without it nothing of it exists.
+        .trait(
+            name: "ContentionProfiling",
+            description:
+                "Compiles in contention profiling (waits by lock and call site), turned on by INTERLOCK_CONTENTION"
+        ),
         // Off by default, so that nobody else resolves postgres-nio: PostgresLock(client:name:)
         // over a postgres-nio PostgresClient's connections (Sources/InterlockPostgres/NIO/).
         .trait(
@@ -55,13 +63,28 @@ let package = Package(
         .target(
             name: "CInterlock",
             dependencies: ["CLibURCU"],
-            path: "CShims"
+            path: "CShims",
+            exclude: ["Contention"]
+        ),
+        // The C half of contention profiling (site table, per-thread state, backtraces), built
+        // and linked only with the trait ContentionProfiling (a dependency condition, since
+        // SwiftPM does not apply trait-conditioned C settings to a dependency's C target).
+        .target(
+            name: "CInterlockContention",
+            dependencies: ["CInterlock"],
+            path: "CShims/Contention"
         ),
         .target(
             name: "Interlock",
-            dependencies: ["CInterlock"],
+            dependencies: [
+                "CInterlock",
+                .target(name: "CInterlockContention", condition: .when(traits: ["ContentionProfiling"])),
+            ],
             path: "Sources/Interlock",
-            swiftSettings: [.define("INTERLOCK_LOCK_ORDER", .when(traits: ["LockOrderChecking"]))]
+            swiftSettings: [
+                .define("INTERLOCK_LOCK_ORDER", .when(traits: ["LockOrderChecking"])),
+                .define("INTERLOCK_CONTENTION", .when(traits: ["ContentionProfiling"])),
+            ]
         ),
         // libpq, found with pkg-config; needed by InterlockPostgres alone.
         .systemLibrary(
@@ -77,7 +100,10 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgresNIO"])),
             ],
             path: "Sources/InterlockPostgres",
-            swiftSettings: [.define("INTERLOCK_POSTGRES_NIO", .when(traits: ["PostgresNIO"]))]
+            swiftSettings: [
+                .define("INTERLOCK_POSTGRES_NIO", .when(traits: ["PostgresNIO"])),
+                .define("INTERLOCK_CONTENTION", .when(traits: ["ContentionProfiling"])),
+            ]
         ),
         .target(
             name: "InterlockCompat",
@@ -100,8 +126,12 @@ let package = Package(
             name: "InterlockTests",
             dependencies: ["Interlock", "CInterlock", "interlock-dlock-helper", "InterlockTestSupport"],
             path: "Tests/InterlockTests",
-            // The lock-order tests run only where the checks are compiled in.
-            swiftSettings: [.define("INTERLOCK_LOCK_ORDER", .when(traits: ["LockOrderChecking"]))]
+            // The lock-order tests run only where the checks are compiled in; so do the
+            // contention profiling tests.
+            swiftSettings: [
+                .define("INTERLOCK_LOCK_ORDER", .when(traits: ["LockOrderChecking"])),
+                .define("INTERLOCK_CONTENTION", .when(traits: ["ContentionProfiling"])),
+            ]
         ),
         // PostgresLock against throwaway servers that the tests start themselves
         // (scripts/postgres-throwaway.sh).

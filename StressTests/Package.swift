@@ -6,7 +6,8 @@
 //
 //   swift run -c release interlock-stress [options]     (or `make stress` at the top)
 //
-// The trait LockOrderChecking turns Interlock's own trait on (make lock-order).
+// The traits LockOrderChecking and ContentionProfiling turn Interlock's own traits of those names
+// on (make lock-order, make contention).
 import PackageDescription
 
 let package = Package(
@@ -18,12 +19,19 @@ let package = Package(
         .trait(
             name: "LockOrderChecking",
             description: "Builds Interlock with lock-order checking compiled in (INTERLOCK_LOCK_ORDER turns it on)"
-        )
+        ),
+        .trait(
+            name: "ContentionProfiling",
+            description: "Builds Interlock with contention profiling compiled in (INTERLOCK_CONTENTION turns it on)"
+        ),
     ],
     dependencies: [
         .package(
             name: "Interlock", path: "..",
-            traits: [.trait(name: "LockOrderChecking", condition: .when(traits: ["LockOrderChecking"]))]),
+            traits: [
+                .trait(name: "LockOrderChecking", condition: .when(traits: ["LockOrderChecking"])),
+                .trait(name: "ContentionProfiling", condition: .when(traits: ["ContentionProfiling"])),
+            ]),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.1.0"),
     ],
@@ -40,7 +48,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
-            path: "Sources/interlock-stress"
+            path: "Sources/interlock-stress",
+            swiftSettings: [.define("INTERLOCK_CONTENTION", .when(traits: ["ContentionProfiling"]))]
         ),
         .testTarget(
             name: "StressHarnessTests",

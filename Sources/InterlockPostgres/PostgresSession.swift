@@ -317,6 +317,7 @@ final class _PostgresSession {
             return token
         }
         guard let deadline else { return nil }
+        let probe = _PGContention.begin()
         while let timeout = Self.lockTimeout(until: deadline) {
             let token = try attempt(
                 operation: operation, retryOnLostSession: false,
@@ -336,7 +337,10 @@ final class _PostgresSession {
                         return try connection.run(prepared: _PostgresLockSQL.counter, [nonce, name]).first ?? []
                     }
                 })
-            if let token { return token }
+            if let token {
+                _PGContention.end(probe, self, name: name, semaphore: false)
+                return token
+            }
         }
         return nil
     }

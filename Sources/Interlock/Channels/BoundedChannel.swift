@@ -205,6 +205,12 @@ public final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
         _stamps = .allocate(capacity: slots)
         for index in 0..<slots { (_stamps + index).initialize(to: UInt64(index)) }
         _elements = .allocate(capacity: slots)
+        #if INTERLOCK_CONTENTION
+        let me = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        _spaces._serveChannel(me, sending: true)
+        _acks._serveChannel(me, sending: true)
+        _items._serveChannel(me, sending: false)
+        #endif
     }
 
     deinit {

@@ -60,7 +60,16 @@ extension DistributedLock {
         before deadline: ContinuousClock.Instant,
         pollInterval: Duration = .milliseconds(10)
     ) async throws -> Bool {
-        try await _lock(before: deadline, pollInterval: pollInterval, beforePause: {})
+        #if INTERLOCK_CONTENTION
+        if try tryLock() { return true }
+        // A first attempt that failed makes this a contended acquisition (ContentionRecorder.swift).
+        let probe = _Contention.begin()
+        let taken = try await _lock(before: deadline, pollInterval: pollInterval, beforePause: {})
+        if probe != 0 && taken { _Contention.end(probe, .distributedLock, address: _contentionKey, label: path) }
+        return taken
+        #else
+        return try await _lock(before: deadline, pollInterval: pollInterval, beforePause: {})
+        #endif
     }
 
     /// The async `lock(before:pollInterval:)`, with `beforePause` called after each failed

@@ -312,6 +312,20 @@ public final class DistributedLock: @unchecked Sendable {
         before deadline: ContinuousClock.Instant,
         pollInterval: Duration = .milliseconds(10)
     ) throws -> Bool {
+        #if INTERLOCK_CONTENTION
+        if try tryLock() { return true }
+        // A first attempt that failed makes this a contended acquisition (ContentionRecorder.swift).
+        let probe = _Contention.begin()
+        let taken = try _poll(before: deadline, pollInterval: pollInterval)
+        if probe != 0 && taken { _Contention.end(probe, .distributedLock, address: _contentionKey, label: path) }
+        return taken
+        #else
+        return try _poll(before: deadline, pollInterval: pollInterval)
+        #endif
+    }
+
+    /// `lock(before:pollInterval:)`'s loop of attempts and pauses.
+    internal func _poll(before deadline: ContinuousClock.Instant, pollInterval: Duration) throws -> Bool {
         while true {
             if try tryLock() { return true }
             let now = ContinuousClock.now

@@ -272,7 +272,11 @@ public final class Condition: Locking, @unchecked Sendable {
     @inlinable @inline(__always)
     public func lock() {
         _LockOrder.willLock(self, .condition)
+        #if INTERLOCK_CONTENTION
+        _MutexWord.lock(_mutex, for: .condition, profiling: self, .condition)
+        #else
         _MutexWord.lock(_mutex, for: .condition)
+        #endif
         // Relaxed: read back only by this thread (see the file comment).
         _Word32.atomic(_owner).pointee.store(ilk_current_thread_id(), ordering: .relaxed)
         _LockOrder.didLock(self, .condition)
@@ -437,7 +441,29 @@ public final class Condition: Locking, @unchecked Sendable {
         // Relaxed: only lowers an upper bound once this thread no longer sleeps.
         _ = ilk_atomic_fetch_sub_u32(_waiters, 1, ILK_ORDER_RELAXED)
         // Seq_cst: ordered after the requeue by the kernel's wake-up (file comment).
-        if result == .woken && ilk_atomic_load_u64(_lastRequeued, ILK_ORDER_SEQ_CST) >= observed {
+        let requeued = result == .woken && ilk_atomic_load_u64(_lastRequeued, ILK_ORDER_SEQ_CST) >= observed
+        #if INTERLOCK_CONTENTION
+        // Profiled: a re-acquisition that finds the mutex free records nothing; one that must
+        // wait records its wait as Condition.reacquire (ContentionRecorder.swift).
+        if _MutexWord.tryLock(_mutex) {
+            // Relaxed, as lockContended leaves it: the holder may mark its word 2 (MutexWord.swift).
+            if requeued { ilk_atomic_store_u32(_mutex, 2, ILK_ORDER_RELAXED) }
+        } else {
+            let probe = _Contention.begin()
+            _reacquire(result, requeued: requeued)
+            if probe != 0 { _Contention.end(probe, .conditionReacquire, self, hold: _mutex) }
+        }
+        #else
+        _reacquire(result, requeued: requeued)
+        #endif
+        // Relaxed: read back only by this thread.
+        ilk_atomic_store_u32(_owner, me, ILK_ORDER_RELAXED)
+    }
+
+    /// Step 5 of a wait: take the mutex back, the way that suits how the wait ended.
+    @inline(__always)
+    internal func _reacquire(_ result: _Futex.WaitResult, requeued: Bool) {
+        if requeued {
             // Maybe requeued by a broadcast and woken by an unlock: keep the word at 2 so
             // that our unlock wakes the next requeued thread.
             _MutexWord.lockContended(_mutex, for: .condition)
@@ -450,8 +476,6 @@ public final class Condition: Locking, @unchecked Sendable {
             // mutex's bounded spin, then parking), so that its unlock makes no system call.
             _MutexWord.lock(_mutex, for: .condition)
         }
-        // Relaxed: read back only by this thread.
-        ilk_atomic_store_u32(_owner, me, ILK_ORDER_RELAXED)
     }
 
     @usableFromInline @inline(never)

@@ -208,7 +208,11 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     @inlinable @inline(__always)
     public func lock() {
         _LockOrder.willLock(self, .conditionLock)
+        #if INTERLOCK_CONTENTION
+        _MutexWord.lock(_mutex, for: .conditionLock, profiling: self, .conditionLock)
+        #else
         _MutexWord.lock(_mutex, for: .conditionLock)
+        #endif
         _LockOrder.didLock(self, .conditionLock)
     }
 
@@ -226,7 +230,11 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     ///   passed makes this a ``tryLock()``.
     @inlinable
     public func lock(before deadline: ContinuousClock.Instant) -> Bool {
+        #if INTERLOCK_CONTENTION
+        let taken = _MutexWord.lock(_mutex, before: deadline, for: .conditionLock, profiling: self, .conditionLock)
+        #else
         let taken = _MutexWord.lock(_mutex, before: deadline, for: .conditionLock)
+        #endif
         if taken { _LockOrder.didLock(self, .conditionLock) }
         return taken
     }
@@ -235,7 +243,11 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     @inlinable
     public func lock(whenCondition condition: Int) {
         _LockOrder.willLock(self, .conditionLock)
+        #if INTERLOCK_CONTENTION
+        _MutexWord.lock(_mutex, for: .conditionLock, profiling: self, .conditionLock)
+        #else
         _MutexWord.lock(_mutex, for: .conditionLock)
+        #endif
         // Relaxed: read under the mutex, whose acquire orders it.
         if _fastPath(ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition) {
             _LockOrder.didLock(self, .conditionLock)
@@ -266,7 +278,13 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     ///   passed makes this a ``tryLock(whenCondition:)``.
     @inlinable
     public func lock(whenCondition condition: Int, before deadline: ContinuousClock.Instant) -> Bool {
-        guard _MutexWord.lock(_mutex, before: deadline, for: .conditionLock) else { return false }
+        #if INTERLOCK_CONTENTION
+        let locked = _MutexWord.lock(
+            _mutex, before: deadline, for: .conditionLock, profiling: self, .conditionLock)
+        #else
+        let locked = _MutexWord.lock(_mutex, before: deadline, for: .conditionLock)
+        #endif
+        guard locked else { return false }
         // Relaxed: read under the mutex.
         if ilk_atomic_load_iptr(_conditionWord, ILK_ORDER_RELAXED) == condition {
             _LockOrder.didLock(self, .conditionLock)
@@ -366,6 +384,19 @@ public final class ConditionLock: Locking, @unchecked Sendable {
     /// mutex with the condition == `condition`, or `false` (deadline passed) not holding it.
     @usableFromInline @inline(never)
     internal func _waitForCondition(_ condition: Int, deadline: ContinuousClock.Instant?) -> Bool {
+        #if INTERLOCK_CONTENTION
+        // The wait for the condition is this acquisition's contention (ContentionRecorder.swift).
+        let probe = _Contention.begin()
+        let taken = _awaitCondition(condition, deadline: deadline)
+        if probe != 0 && taken { _Contention.end(probe, .conditionLockWhen, self, hold: _mutex) }
+        return taken
+        #else
+        return _awaitCondition(condition, deadline: deadline)
+        #endif
+    }
+
+    /// `_waitForCondition`'s loop (the file comment's steps 1 to 4).
+    internal func _awaitCondition(_ condition: Int, deadline: ContinuousClock.Instant?) -> Bool {
         withUnsafeTemporaryAllocation(of: _ConditionLockWaiter.self, capacity: 1) { buffer in
             // SAFETY: the record lives on this stack frame until the closure returns; it is
             // listed only between step 1 and step 3, always unlinked (under the mutex) before

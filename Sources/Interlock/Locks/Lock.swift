@@ -72,7 +72,11 @@ public final class Lock: Locking, @unchecked Sendable {
     @inlinable @inline(__always)
     public func lock() {
         _LockOrder.willLock(self, .lock)
+        #if INTERLOCK_CONTENTION
+        _MutexWord.lock(_word, for: .lock, profiling: self, .lock)
+        #else
         _MutexWord.lock(_word, for: .lock)
+        #endif
         _LockOrder.didLock(self, .lock)
     }
 
@@ -93,7 +97,11 @@ public final class Lock: Locking, @unchecked Sendable {
     ///   passed first.
     @inlinable @inline(__always)
     public func lock(before deadline: ContinuousClock.Instant) -> Bool {
+        #if INTERLOCK_CONTENTION
+        let taken = _MutexWord.lock(_word, before: deadline, for: .lock, profiling: self, .lock)
+        #else
         let taken = _MutexWord.lock(_word, before: deadline, for: .lock)
+        #endif
         if taken { _LockOrder.didLock(self, .lock) }
         return taken
     }

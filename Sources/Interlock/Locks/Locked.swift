@@ -205,13 +205,21 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
     @usableFromInline @inline(never)
     internal func _lockContended() {
         _checkNotOwner()
+        #if INTERLOCK_CONTENTION
+        _MutexWord.lock(_word, for: .locked, profiling: self, .locked)
+        #else
         _MutexWord.lock(_word, for: .locked)
+        #endif
     }
 
     @usableFromInline @inline(never)
     internal func _lockContended(before deadline: ContinuousClock.Instant) -> Bool {
         _checkNotOwner()
+        #if INTERLOCK_CONTENTION
+        return _MutexWord.lock(_word, before: deadline, for: .locked, profiling: self, .locked)
+        #else
         return _MutexWord.lock(_word, before: deadline, for: .locked)
+        #endif
     }
 
     /// Traps when the calling thread holds this lock (a relock from inside the body).

@@ -152,6 +152,10 @@ internal enum _MutexWord {
             _undoUnlockOfUnlocked(word, user)
             return false
         }
+        #if INTERLOCK_CONTENTION
+        // A hold that began after a recorded wait ends here (ContentionRecorder.swift).
+        if _slowPath(_Contention.tracksHolds) { _Contention.released(word) }
+        #endif
         // The word went 2 -> 1 and nobody can take it from 1 (the CAS wants 0): free it.
         _inject(.mutexUnlockStore)
         // Release: the next holder's acquire reads 0 from this store (the file comment).

@@ -56,7 +56,11 @@ public final class ReadWriteLock: @unchecked Sendable {
     @inlinable @inline(__always)
     public func lockRead() {
         _LockOrder.willLock(self, .readWriteLockRead)
+        #if INTERLOCK_CONTENTION
+        _core.lockRead(profiling: self, .readWriteLockRead)
+        #else
         _core.lockRead()
+        #endif
         _LockOrder.didLock(self, .readWriteLockRead)
     }
 
@@ -77,7 +81,11 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// - Returns: `true` when the calling thread now holds the lock for reading.
     @inlinable
     public func lockRead(before deadline: ContinuousClock.Instant) -> Bool {
+        #if INTERLOCK_CONTENTION
+        let taken = _core.lockRead(before: deadline, profiling: self, .readWriteLockRead)
+        #else
         let taken = _core.lockRead(before: deadline)
+        #endif
         if taken { _LockOrder.didLock(self, .readWriteLockRead) }
         return taken
     }
@@ -117,7 +125,11 @@ public final class ReadWriteLock: @unchecked Sendable {
     @inlinable @inline(__always)
     public func lockWrite() {
         _LockOrder.willLock(self, .readWriteLockWrite)
+        #if INTERLOCK_CONTENTION
+        _core.lockWrite(profiling: self, .readWriteLockWrite)
+        #else
         _core.lockWrite()
+        #endif
         _LockOrder.didLock(self, .readWriteLockWrite)
     }
 
@@ -140,7 +152,11 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// - Returns: `true` when the calling thread now holds the lock for writing.
     @inlinable
     public func lockWrite(before deadline: ContinuousClock.Instant) -> Bool {
+        #if INTERLOCK_CONTENTION
+        let taken = _core.lockWrite(before: deadline, profiling: self, .readWriteLockWrite)
+        #else
         let taken = _core.lockWrite(before: deadline)
+        #endif
         if taken { _LockOrder.didLock(self, .readWriteLockWrite) }
         return taken
     }

@@ -103,7 +103,11 @@ public final class ReadWriteLocked<Value> {
     public func withReadLock<R, E: Error>(_ body: (borrowing Value) throws(E) -> R) throws(E) -> R {
         _LockOrder.willLock(self, .readWriteLockedRead)
         let core = _core
+        #if INTERLOCK_CONTENTION
+        core.lockRead(profiling: self, .readWriteLockedRead)
+        #else
         core.lockRead()
+        #endif
         _LockOrder.didLock(self, .readWriteLockedRead)
         // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
         let result: R
@@ -132,7 +136,11 @@ public final class ReadWriteLocked<Value> {
         before deadline: ContinuousClock.Instant, _ body: (borrowing Value) throws(E) -> R
     ) throws(E) -> R? {
         let core = _core
+        #if INTERLOCK_CONTENTION
+        guard core.lockRead(before: deadline, profiling: self, .readWriteLockedRead) else { return nil }
+        #else
         guard core.lockRead(before: deadline) else { return nil }
+        #endif
         _LockOrder.didLock(self, .readWriteLockedRead)
         // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
         let result: R
@@ -158,7 +166,11 @@ public final class ReadWriteLocked<Value> {
     public func withWriteLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         _LockOrder.willLock(self, .readWriteLockedWrite)
         let core = _core
+        #if INTERLOCK_CONTENTION
+        core.lockWrite(profiling: self, .readWriteLockedWrite)
+        #else
         core.lockWrite()
+        #endif
         _LockOrder.didLock(self, .readWriteLockedWrite)
         // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
         let result: R
@@ -186,7 +198,11 @@ public final class ReadWriteLocked<Value> {
         before deadline: ContinuousClock.Instant, _ body: (inout Value) throws(E) -> R
     ) throws(E) -> R? {
         let core = _core
+        #if INTERLOCK_CONTENTION
+        guard core.lockWrite(before: deadline, profiling: self, .readWriteLockedWrite) else { return nil }
+        #else
         guard core.lockWrite(before: deadline) else { return nil }
+        #endif
         _LockOrder.didLock(self, .readWriteLockedWrite)
         // No `defer`: the optimizer outlined its block into a call (objdump of a dependent).
         let result: R

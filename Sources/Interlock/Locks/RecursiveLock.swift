@@ -111,7 +111,11 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
             return
         }
         _LockOrder.willLock(self, .recursiveLock)
+        #if INTERLOCK_CONTENTION
+        _MutexWord.lock(_words, for: .recursiveLock, profiling: self, .recursiveLock)
+        #else
         _MutexWord.lock(_words, for: .recursiveLock)
+        #endif
         _own(tid)
         _LockOrder.didLock(self, .recursiveLock)
     }
@@ -144,7 +148,12 @@ public final class RecursiveLock: Locking, @unchecked Sendable {
             _LockOrder.didLock(self, .recursiveLock)
             return true
         }
-        guard _MutexWord.lock(_words, before: deadline, for: .recursiveLock) else { return false }
+        #if INTERLOCK_CONTENTION
+        let taken = _MutexWord.lock(_words, before: deadline, for: .recursiveLock, profiling: self, .recursiveLock)
+        #else
+        let taken = _MutexWord.lock(_words, before: deadline, for: .recursiveLock)
+        #endif
+        guard taken else { return false }
         _own(tid)
         _LockOrder.didLock(self, .recursiveLock)
         return true

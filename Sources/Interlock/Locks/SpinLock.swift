@@ -71,10 +71,25 @@ public final class SpinLock: Locking, @unchecked Sendable {
         // Acquire on the exchange that finds 0: pairs with the release store of `unlock`.
         // A builtin, not the shim: it stays inline in protocol witnesses (WordAtomics.swift).
         if _slowPath(_Word32.atomic(_word).pointee.exchange(1, ordering: .acquiring) != 0) {
+            #if INTERLOCK_CONTENTION
+            _lockSlowProfiled()
+            #else
             _SpinWord._lockSlow(_word)
+            #endif
         }
         _LockOrder.didLock(self, .spinLock)
     }
+
+    #if INTERLOCK_CONTENTION
+    /// The contended wait, recorded (ContentionRecorder.swift); its hold is not measured: the
+    /// release is a plain store with no slow path.
+    @usableFromInline @inline(never)
+    internal func _lockSlowProfiled() {
+        let probe = _Contention.begin()
+        _SpinWord._lockSlow(_word)
+        if probe != 0 { _Contention.end(probe, .spinLock, self) }
+    }
+    #endif
 
     /// Takes the lock if it is free, without waiting.
     /// - Returns: `true` when the calling thread now holds the lock.

@@ -356,6 +356,22 @@ internal enum _SynchronizedTable {
     /// when the record turned out dead or renamed (the caller does the slow claim).
     @usableFromInline @inline(never)
     internal static func _acquireContended(_ record: Record, _ key: UInt, _ tid: UInt32) -> Bool {
+        #if INTERLOCK_CONTENTION
+        let probe = _Contention.begin()
+        let taken = _acquireWaiting(record, key, tid)
+        if probe != 0 && taken, let address = UnsafeRawPointer(bitPattern: key) {
+            // SAFETY: `key` is the address of the object passed to synchronized, which keeps
+            // it alive for the call; borrowed unretained for the record's label.
+            _Contention.end(probe, .synchronized, Unmanaged<AnyObject>.fromOpaque(address).takeUnretainedValue())
+        }
+        return taken
+        #else
+        return _acquireWaiting(record, key, tid)
+        #endif
+    }
+
+    /// `_acquireContended`'s spin, registration and sleep.
+    internal static func _acquireWaiting(_ record: Record, _ key: UInt, _ tid: UInt32) -> Bool {
         let word = ilk_sync_record_word(record)!
         var budget = _spinBudget
         var backoff: UInt32 = 1

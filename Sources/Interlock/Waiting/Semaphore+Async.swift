@@ -173,6 +173,18 @@ extension Semaphore {
     /// - Returns: `true` when granted, `false` when the deadline passed.
     @usableFromInline @inline(never)
     internal func _waitAsync(deadline: ContinuousClock.Instant?) async throws -> Bool {
+        #if INTERLOCK_CONTENTION
+        let probe = _Contention.begin()
+        let taken = try await _suspendQueued(deadline: deadline)
+        if probe != 0 && taken { _recordWait(probe, async: true) }
+        return taken
+        #else
+        return try await _suspendQueued(deadline: deadline)
+        #endif
+    }
+
+    /// `_waitAsync`'s queueing and suspension.
+    internal func _suspendQueued(deadline: ContinuousClock.Instant?) async throws -> Bool {
         let waiter = _SemaphoreTaskWaiter()
         return try await _TaskWait.suspend(deadline: deadline, owner: waiter, outcome: waiter.outcome) { continuation in
             _enqueue(waiter, continuation)

@@ -100,10 +100,20 @@ internal struct _SemaphoreWaiter {
 internal struct _SemaphoreState {
     @usableFromInline var count: Int64
     // Keeps the slow-path words 128 bytes away from `count` (the file comment).
+    #if INTERLOCK_CONTENTION
+    // swift-format-ignore
+    @usableFromInline var _padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                                     UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    /// Contention profiling: 0, or the address of the BoundedChannel this semaphore serves with
+    /// its role in the low bits (Semaphore+Contention.swift). Written once, before sharing.
+    @usableFromInline var contentionOwner: UInt = 0
+    #else
     // swift-format-ignore
     @usableFromInline var _padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
                                      UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
         (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    #endif
     @usableFromInline var listLock: UInt32 = 0
     @usableFromInline var spinWindow: UInt32 = _AdaptiveSpin.initialWindow
     @usableFromInline var head: UnsafeMutablePointer<_SemaphoreWaiter>? = nil
@@ -287,6 +297,18 @@ public final class Semaphore: @unchecked Sendable {
     /// until `deadline` and withdraws (file comment). - Returns: whether it took a unit.
     @usableFromInline @inline(never)
     internal func _waitSlow(deadline: ContinuousClock.Instant?) -> Bool {
+        #if INTERLOCK_CONTENTION
+        let probe = _Contention.begin()
+        let taken = _waitQueued(deadline: deadline)
+        if probe != 0 && taken { _recordWait(probe, async: false) }
+        return taken
+        #else
+        return _waitQueued(deadline: deadline)
+        #endif
+    }
+
+    /// `_waitSlow`'s queueing and waiting.
+    internal func _waitQueued(deadline: ContinuousClock.Instant?) -> Bool {
         _inject(.semaphoreCommitted)
         return withUnsafeTemporaryAllocation(of: _SemaphoreWaiter.self, capacity: 1) { buffer in
             // SAFETY: the record lives on this frame until the closure returns; it is queued

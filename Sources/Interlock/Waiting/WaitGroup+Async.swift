@@ -106,6 +106,18 @@ extension WaitGroup {
     /// A task's wait that found the count non-zero. - Returns: `false` when the deadline passed.
     @usableFromInline @inline(never)
     internal func _waitAsync(deadline: ContinuousClock.Instant?) async throws -> Bool {
+        #if INTERLOCK_CONTENTION
+        let probe = _Contention.begin()
+        let done = try await _suspendForZero(deadline: deadline)
+        if probe != 0 && done { _Contention.end(probe, .waitGroupAsync, self) }
+        return done
+        #else
+        return try await _suspendForZero(deadline: deadline)
+        #endif
+    }
+
+    /// `_waitAsync`'s suspension.
+    internal func _suspendForZero(deadline: ContinuousClock.Instant?) async throws -> Bool {
         let waiter = _WaitGroupTaskWaiter()
         return try await _TaskWait.suspend(deadline: deadline, owner: waiter, outcome: waiter.outcome) { continuation in
             _register(waiter, continuation)

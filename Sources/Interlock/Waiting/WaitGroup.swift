@@ -303,6 +303,18 @@ public final class WaitGroup: @unchecked Sendable {
     /// Sleeps until the count's zero is processed or `deadline` passes.
     @usableFromInline @inline(never)
     internal func _waitSlow(deadline: ContinuousClock.Instant?) -> Bool {
+        #if INTERLOCK_CONTENTION
+        let probe = _Contention.begin()
+        let done = _waitForZero(deadline: deadline)
+        if probe != 0 && done { _Contention.end(probe, .waitGroup, self) }
+        return done
+        #else
+        return _waitForZero(deadline: deadline)
+        #endif
+    }
+
+    /// `_waitSlow`'s wait.
+    internal func _waitForZero(deadline: ContinuousClock.Instant?) -> Bool {
         // Seq_cst: the WAITING CAS below pairs with the zero-reaching decrement (file comment).
         var state = ilk_atomic_load_u64(_state, ILK_ORDER_SEQ_CST)
         while state & WaitGroup._waiting == 0 {

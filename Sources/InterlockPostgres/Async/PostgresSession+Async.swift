@@ -92,6 +92,7 @@ extension _PostgresSession {
             return token
         }
         guard let deadline else { return nil }
+        let probe = _PGContention.begin()
         while let timeout = Self.lockTimeout(until: deadline) {
             try Task.checkCancellation()
             let token = try await attemptAsync(
@@ -113,7 +114,10 @@ extension _PostgresSession {
                     }
                 })
             if let token {
-                guard Task.isCancelled else { return token }
+                guard Task.isCancelled else {
+                    _PGContention.end(probe, self, name: name, semaphore: false)
+                    return token
+                }
                 // Cancelled while (or just after) it was granted: give it back. A failed unlock
                 // closed the session, which released the lock.
                 _ = try? await releaseAsync()

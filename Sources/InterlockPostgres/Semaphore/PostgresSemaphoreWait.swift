@@ -166,6 +166,7 @@ extension _PostgresSession {
         }
         guard ContinuousClock.now < deadline else { return nil }
         try Task.checkCancellation()
+        let probe = _PGContention.begin()
         let connection = try await connectionAsync(for: operation, box: box)
         let channel = _PostgresSemaphoreSQL.channel(name: name)
         do {
@@ -206,6 +207,7 @@ extension _PostgresSession {
             _ = try? await releaseAsync()
             throw CancellationError()
         }
+        if token != nil { _PGContention.end(probe, self, name: name, semaphore: true) }
         return token
     }
 }

@@ -41,6 +41,12 @@ if LockOrderChecking.isEnabled {
     // scripts/stress-lock-order.sh checks that this line is there: the run really was checked.
     print("lock-order checking: on")
 }
+#if INTERLOCK_CONTENTION
+if ContentionProfiling.isEnabled {
+    // scripts/stress-contention.sh checks that this line is there: the run really was profiled.
+    print("contention profiling: on")
+}
+#endif
 let selected =
     command.only.isEmpty
     ? WorkloadRegistry.all

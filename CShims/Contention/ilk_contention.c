@@ -1,0 +1,265 @@
+/*
+ * ilk_contention.c — the site table and per-thread state of contention profiling
+ * (ilk_contention.h has the state table and invariants).
+ *
+ * Why one shared lock-free table and not per-thread buffers merged on snapshot: a record is
+ * made only after a contended wait (microseconds at least, a futex sleep usually), sampled, and
+ * costs a backtrace (about 1 µs); the table adds one CAS the first time a site is seen and then
+ * four relaxed atomic adds and a max on the site's line. Threads that contend on one lock do
+ * bounce that line, but after a wait that cost them far more. Per-thread buffers would remove
+ * the bouncing and add what this design does not need: registration of threads, merging under
+ * a lock, and keeping an exited thread's records (here a record outlives its thread by
+ * construction). Memory is fixed: ILK_CONTENTION_SITES + 1 sites (about 1.1 MiB), allocated
+ * only when profiling is switched on; a site that finds no slot within ILK_CONTENTION_PROBES
+ * goes to the "other" site.
+ */
+#define _GNU_SOURCE
+#include "ilk_contention.h"
+
+#include "ilk_fence.h"
+#include "ilk_futex.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint8_t ilk_contention_state = 0;
+
+static uint32_t ilk_contention_period = 1;
+static int64_t ilk_contention_hold_warn = 0;
+/* Written once by configure before the state is published; read after the reader saw state 2. */
+static struct ilk_contention_site *ilk_contention_sites = NULL;
+
+struct ilk_contention_thread {
+    uint64_t rng;
+    int inside;
+    uint32_t hold_count;
+    const void *hold_word[ILK_CONTENTION_HOLDS];
+    int32_t hold_site[ILK_CONTENTION_HOLDS];
+    int64_t hold_since[ILK_CONTENTION_HOLDS];
+};
+
+static _Thread_local struct ilk_contention_thread ilk_contention_self;
+
+void ilk_contention_configure(uint8_t state, uint32_t period, int64_t hold_warn_ns) {
+    if (state == 2 && ilk_contention_sites == NULL) {
+        ilk_contention_sites = calloc(ILK_CONTENTION_SITES + 1, sizeof(struct ilk_contention_site));
+        if (ilk_contention_sites == NULL) state = 1; /* no memory: stay off rather than fail */
+        else {
+            struct ilk_contention_site *other = &ilk_contention_sites[ILK_CONTENTION_SITES];
+            other->kind = 0xFF;
+            other->state = 2;
+        }
+    }
+    ilk_contention_period = period == 0 ? 1 : period;
+    ilk_contention_hold_warn = hold_warn_ns;
+    /* Release: a thread that reads 2 (relaxed, then an acquire on a site's state) finds the
+     * table; the Swift side also publishes through its lazy global's once. */
+    __atomic_store_n(&ilk_contention_state, state, __ATOMIC_RELEASE);
+}
+
+int64_t ilk_contention_hold_warn_ns(void) { return ilk_contention_hold_warn; }
+
+int ilk_contention_sample(void) {
+    struct ilk_contention_thread *self = &ilk_contention_self;
+    if (self->inside) return 0;
+    uint32_t period = ilk_contention_period;
+    if (period <= 1) return 1;
+    uint64_t x = self->rng;
+    if (x == 0) x = 0x9E3779B97F4A7C15ull ^ ((uint64_t)ilk_current_thread_id() << 17);
+    /* xorshift64 (Marsaglia): period 2^64 - 1 per thread, plenty for a 1-in-N decision. */
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    self->rng = x;
+    return (x % period) == 0;
+}
+
+int ilk_contention_enter(void) {
+    int old = ilk_contention_self.inside;
+    ilk_contention_self.inside = 1;
+    return old;
+}
+
+void ilk_contention_leave(void) { ilk_contention_self.inside = 0; }
+
+int ilk_contention_backtrace(void **frames, int skip) {
+    void *buffer[ILK_CONTENTION_FRAMES + 8];
+    int total = backtrace(buffer, ILK_CONTENTION_FRAMES + 8);
+    /* backtrace itself is not in the buffer; this function is, so skip one more. */
+    int first = skip + 1;
+    if (first >= total) return 0;
+    int count = total - first;
+    if (count > ILK_CONTENTION_FRAMES) count = ILK_CONTENTION_FRAMES;
+    memcpy(frames, &buffer[first], (size_t)count * sizeof(void *));
+    return count;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    /* splitmix64's finalizer over a running combination: a good spread for linear probing. */
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h ^= h >> 30;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 27;
+    h *= 0x94D049BB133111EBull;
+    h ^= h >> 31;
+    return h;
+}
+
+static uint64_t hash_name(const char *name) {
+    uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        h ^= *p;
+        h *= 0x100000001B3ull;
+    }
+    return h;
+}
+
+static int same_key(const struct ilk_contention_site *site, uint64_t hash, uint8_t kind, uint64_t lock_id,
+                    uint64_t name_hash, void *const *frames, int frame_count) {
+    return site->hash == hash && site->kind == kind && site->lock_id == lock_id && site->name_hash == name_hash &&
+           site->frame_count == frame_count && memcmp(site->frames, frames, (size_t)frame_count * sizeof(void *)) == 0;
+}
+
+static void add_wait(struct ilk_contention_site *site, int64_t wait_ns) {
+    uint64_t wait = wait_ns > 0 ? (uint64_t)wait_ns : 0;
+    /* Relaxed: counters, read by snapshots that order nothing else. */
+    __atomic_fetch_add(&site->acquisitions, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&site->wait_ns, wait, __ATOMIC_RELAXED);
+    uint64_t max = __atomic_load_n(&site->max_wait_ns, __ATOMIC_RELAXED);
+    while (wait > max &&
+           !__atomic_compare_exchange_n(&site->max_wait_ns, &max, wait, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+int32_t ilk_contention_record(uint8_t kind, const void *lock, const char *name, int by_name, void *const *frames,
+                              int frame_count, int64_t wait_ns, int *created) {
+    *created = 0;
+    /* Acquire: pairs with configure's release store, so the table pointer is seen. */
+    if (__atomic_load_n(&ilk_contention_state, __ATOMIC_ACQUIRE) != 2) return -1;
+    struct ilk_contention_site *sites = ilk_contention_sites;
+    if (frame_count > ILK_CONTENTION_FRAMES) frame_count = ILK_CONTENTION_FRAMES;
+    uint64_t name_hash = name ? hash_name(name) : 0;
+    uint64_t lock_id = (name && by_name) ? 0 : (uint64_t)(uintptr_t)lock;
+    uint64_t hash = mix(mix(mix(kind, lock_id), name_hash), (uint64_t)frame_count);
+    for (int i = 0; i < frame_count; i++) hash = mix(hash, (uint64_t)(uintptr_t)frames[i]);
+
+    for (uint32_t probe = 0; probe < ILK_CONTENTION_PROBES; probe++) {
+        int32_t index = (int32_t)((hash + probe) & (ILK_CONTENTION_SITES - 1));
+        struct ilk_contention_site *site = &sites[index];
+        /* Acquire: pairs with the publishing store of 2 below, so the key is complete. */
+        uint32_t state = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
+        if (state == 0) {
+            uint32_t expected = 0;
+            /* Relaxed: the claim publishes nothing; the store of 2 does. On failure the
+             * slot was claimed by another thread: look at it as below. */
+            if (__atomic_compare_exchange_n(&site->state, &expected, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+                site->kind = kind;
+                site->hash = hash;
+                site->lock_id = lock_id;
+                site->name_hash = name_hash;
+                site->name = name ? strdup(name) : NULL;
+                site->frame_count = (uint8_t)frame_count;
+                memcpy(site->frames, frames, (size_t)frame_count * sizeof(void *));
+                add_wait(site, wait_ns);
+                /* Release: publishes the key to every reader's acquire load of the state. */
+                __atomic_store_n(&site->state, 2, __ATOMIC_RELEASE);
+                *created = 1;
+                return index;
+            }
+            state = expected;
+        }
+        while (state == 1) {
+            /* Another thread is writing this key: a few stores, wait for them. */
+            ilk_spin_pause();
+            /* Acquire: as above. */
+            state = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
+        }
+        if (same_key(site, hash, kind, lock_id, name_hash, frames, frame_count)) {
+            add_wait(site, wait_ns);
+            return index;
+        }
+    }
+    add_wait(&sites[ILK_CONTENTION_SITES], wait_ns);
+    return ILK_CONTENTION_SITES;
+}
+
+void ilk_contention_add_hold(int32_t index, int64_t hold_ns) {
+    if (index < 0 || index > ILK_CONTENTION_SITES || ilk_contention_sites == NULL) return;
+    struct ilk_contention_site *site = &ilk_contention_sites[index];
+    /* Relaxed: counters (add_wait). */
+    __atomic_fetch_add(&site->hold_ns, hold_ns > 0 ? (uint64_t)hold_ns : 0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&site->holds, 1, __ATOMIC_RELAXED);
+}
+
+int ilk_contention_claim_warning(int32_t index) {
+    if (index < 0 || index > ILK_CONTENTION_SITES || ilk_contention_sites == NULL) return 0;
+    /* Relaxed: only one claimant may print; nothing else is ordered by it. */
+    return __atomic_exchange_n(&ilk_contention_sites[index].warned, 1, __ATOMIC_RELAXED) == 0;
+}
+
+void ilk_contention_push_hold(const void *word, int32_t index, int64_t since_ns) {
+    struct ilk_contention_thread *self = &ilk_contention_self;
+    if (self->hold_count == ILK_CONTENTION_HOLDS) {
+        /* Full (more nested tracked holds than this, or holds released by other threads):
+         * the oldest is forgotten, its hold not counted. */
+        memmove(&self->hold_word[0], &self->hold_word[1], (ILK_CONTENTION_HOLDS - 1) * sizeof(void *));
+        memmove(&self->hold_site[0], &self->hold_site[1], (ILK_CONTENTION_HOLDS - 1) * sizeof(int32_t));
+        memmove(&self->hold_since[0], &self->hold_since[1], (ILK_CONTENTION_HOLDS - 1) * sizeof(int64_t));
+        self->hold_count--;
+    }
+    uint32_t i = self->hold_count++;
+    self->hold_word[i] = word;
+    self->hold_site[i] = index;
+    self->hold_since[i] = since_ns;
+}
+
+int32_t ilk_contention_pop_hold(const void *word, int64_t *since_ns) {
+    struct ilk_contention_thread *self = &ilk_contention_self;
+    for (uint32_t i = self->hold_count; i-- > 0;) {
+        if (self->hold_word[i] != word) continue;
+        int32_t site = self->hold_site[i];
+        *since_ns = self->hold_since[i];
+        for (uint32_t j = i + 1; j < self->hold_count; j++) {
+            self->hold_word[j - 1] = self->hold_word[j];
+            self->hold_site[j - 1] = self->hold_site[j];
+            self->hold_since[j - 1] = self->hold_since[j];
+        }
+        self->hold_count--;
+        return site;
+    }
+    return -1;
+}
+
+uint32_t ilk_contention_holds_in_progress(void) { return ilk_contention_self.hold_count; }
+
+const struct ilk_contention_site *ilk_contention_site_at(int32_t index) {
+    if (index < 0 || index > ILK_CONTENTION_SITES || ilk_contention_sites == NULL) return NULL;
+    const struct ilk_contention_site *site = &ilk_contention_sites[index];
+    /* Acquire: pairs with the publishing store, so the key read after it is complete. */
+    return __atomic_load_n(&site->state, __ATOMIC_ACQUIRE) == 2 ? site : NULL;
+}
+
+void ilk_contention_reset(void) {
+    if (ilk_contention_sites == NULL) return;
+    for (int32_t i = 0; i <= ILK_CONTENTION_SITES; i++) {
+        struct ilk_contention_site *site = &ilk_contention_sites[i];
+        /* Relaxed: counters; a record racing the reset lands in either profile. */
+        __atomic_store_n(&site->acquisitions, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&site->wait_ns, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&site->max_wait_ns, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&site->hold_ns, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&site->holds, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&site->warned, 0, __ATOMIC_RELAXED);
+    }
+}
+
+int ilk_contention_symbol(const void *address, const char **symbol, const char **file, const void **base) {
+    Dl_info info;
+    if (dladdr(address, &info) == 0) return 0;
+    *symbol = info.dli_sname;
+    *file = info.dli_fname;
+    *base = info.dli_fbase;
+    return 1;
+}
