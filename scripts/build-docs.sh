@@ -34,9 +34,11 @@ find_docc() {
 }
 docc="$(find_docc)"
 
+# With the trait ContentionProfiling: its API (ContentionProfiling, ContentionProfile) exists only
+# in such builds, and is documented with the rest.
 build_symbol_graph() { # module symbols-dir
     mkdir -p "$2"
-    "$SWIFT" build --scratch-path "$scratch" --target "$1" \
+    "$SWIFT" build --scratch-path "$scratch" --target "$1" --traits ContentionProfiling \
         -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$2"
 }
 

@@ -11,6 +11,8 @@
 #      (.build/plugins/cache).
 #   3. libpq is not linked: the example's executable does not need libpq.so (the product
 #      InterlockPostgres alone needs it, and with 2. it was not compiled).
+#   4. Contention profiling left no trace: without the trait ContentionProfiling no symbol of it
+#      (ilk_contention_*, ContentionProfil*, _Contention*) is in the executable.
 #   usage: check-example-deps.sh [EXAMPLE_DIR]     (default Examples/JobQueue; SWIFT picks swift)
 set -euo pipefail
 EXPECTED_REMOTE=""
@@ -59,10 +61,15 @@ for binary in glob.glob(os.path.join(example, ".build/debug/JobQueue")):
     needed = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True).stdout
     if "libpq" in needed:
         problems.append(f"linked, not expected: libpq ({binary})")
+    symbols = subprocess.run(["nm", binary], capture_output=True, text=True).stdout.split("\n")
+    traces = [line.split()[-1] for line in symbols
+              if re.search(r"ilk_contention|ContentionProfil|_Contention[A-Z]|CInterlockContention", line)]
+    if traces:
+        problems.append(f"contention profiling without its trait: {len(traces)} symbols, e.g. {traces[0]}")
 
 if problems:
     print("check-example-deps: the example's dependencies changed:", *problems, sep="\n  ", file=sys.stderr)
     sys.exit(1)
 print("check-example-deps: OK, resolved " + ", ".join(f"{n} ({resolved[n]})" for n in sorted(resolved))
-      + "; compiled only " + ", ".join(sorted(compiled)) + ", no plugin, no libpq")
+      + "; compiled only " + ", ".join(sorted(compiled)) + ", no plugin, no libpq, no contention profiling")
 PY

@@ -75,8 +75,9 @@ int64_t ilk_contention_hold_warn_ns(void);
 int ilk_contention_enter(void);
 void ilk_contention_leave(void);
 
-/* Captures up to ILK_CONTENTION_FRAMES return addresses of the calling thread, skipping the
- * innermost `skip`; returns how many were stored. */
+/* Captures up to ILK_CONTENTION_FRAMES return addresses of the calling thread (a frame-pointer
+ * walk, ilk_contention.c), skipping the innermost `skip` (0: the first is the return address
+ * into the caller); returns how many were stored. */
 int ilk_contention_backtrace(void **frames, int skip);
 
 /* Adds one contended wait of `wait_ns` to its site, creating the site if new (copying `name`,
@@ -101,9 +102,33 @@ int32_t ilk_contention_pop_hold(const void *word, int64_t *since_ns);
 /* How many holds the calling thread tracks: the unlock path's one check. */
 uint32_t ilk_contention_holds_in_progress(void);
 
+/* INTERLOCK_HOLD_WARN_MS's record of waits in progress, for holders that took a mutex without
+ * waiting: a table of ILK_CONTENTION_WAITS slots keyed by the mutex word, each the start of the
+ * oldest recorded wait on it (0: none). A waiter notes its start before it waits and forgets it
+ * when it has the mutex (or gave up); a release that finds a start older than the threshold
+ * warns with the releasing thread's backtrace. One slot per word's hash: a collision loses the
+ * later word's note (a warning not given, nothing else). */
+#define ILK_CONTENTION_WAITS 256
+void ilk_contention_wait_began(const void *word, const void *lock, int64_t start_ns);
+void ilk_contention_wait_ended(const void *word, int64_t start_ns);
+/* The oldest noted wait on `word` (0 when none), which the release consumes; `*lock` is the
+ * object of the last waiter that noted one (the object that contains `word`). */
+int64_t ilk_contention_wait_take(const void *word, const void **lock);
+/* Whether INTERLOCK_HOLD_WARN_MS is set: the unlock path's second check (a relaxed load). */
+static inline __attribute__((always_inline)) int ilk_contention_warns_holds(void) {
+    extern int64_t ilk_contention_hold_warn_cache;
+    return __atomic_load_n(&ilk_contention_hold_warn_cache, __ATOMIC_RELAXED) != 0;
+}
+/* Marks the release site with backtrace hash `hash` as warned; returns 1 the first time only
+ * (a fixed set of 1,024 sites; when it is full, no further warnings). */
+int ilk_contention_claim_release_warning(uint64_t hash);
+
 /* dladdr(3) of `address`: the symbol's name (or NULL), the object file's path (or NULL) and
  * its load address. Returns 0 when no object contains the address. */
 int ilk_contention_symbol(const void *address, const char **symbol, const char **file, const void **base);
+
+/* A hash of `count` frames (to key release sites). */
+uint64_t ilk_contention_hash_frames(void *const *frames, int count);
 
 /* Snapshot access. The site at `index` (0 ... ILK_CONTENTION_SITES), or NULL when it is not
  * published. */

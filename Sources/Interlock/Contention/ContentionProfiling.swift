@@ -107,6 +107,24 @@ internal enum _ContentionWarning {
         text.withUTF8 { bytes in _ = Glibc.write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
     }
 
+    /// INTERLOCK_HOLD_WARN_MS for a holder that took `lock` without waiting: a waiter waited
+    /// `waited` ns before this release; once per release call stack.
+    static func printHeldWhileWaited(_ lock: AnyObject, waited: Int64, threshold: Int64) {
+        var frames = [UnsafeMutableRawPointer?](repeating: nil, count: Int(ILK_CONTENTION_FRAMES))
+        let count = frames.withUnsafeMutableBufferPointer { ilk_contention_backtrace($0.baseAddress, 3) }
+        let hash = frames.withUnsafeBufferPointer { ilk_contention_hash_frames($0.baseAddress, count) }
+        guard ilk_contention_claim_release_warning(hash) != 0 else { return }
+        let released = _ContentionSymbols.current()
+        let address = "0x" + String(UInt(bitPattern: Unmanaged.passUnretained(lock).toOpaque()), radix: 16)
+        let name = (lock as? _NamedLock)?.name.map { "\"\($0)\"" } ?? "at \(address)"
+        var text =
+            "Interlock: \(type(of: lock)) \(name) was held while a waiter waited \(ContentionProfile._format(.nanoseconds(waited)))"
+        text += " (INTERLOCK_HOLD_WARN_MS=\(threshold / 1_000_000)); shown once for this release site\n"
+        text += "  the holder released it at:\n"
+        for frame in released { text += "    \(frame)\n" }
+        write(text)
+    }
+
     /// INTERLOCK_HOLD_WARN_MS: the hold of the site's lock, where it was taken, and where the
     /// holder releases it (the calling thread, now).
     static func printHold(site index: Int32, hold: Int64, threshold: Int64) {

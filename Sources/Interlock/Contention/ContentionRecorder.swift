@@ -17,6 +17,13 @@
 //           so that its release takes the unlock's slow path, where `released` finds the hold.
 //   released  (the unlock's slow path, when on and the thread tracks holds) the hold's length
 //           into the site; past INTERLOCK_HOLD_WARN_MS, one warning per site.
+//   hold warnings for holders that did not wait: with INTERLOCK_HOLD_WARN_MS set, a recorded
+//           waiter on a mutex word notes its start in a small table keyed by the word
+//           (ilk_contention.h) and forgets it once it has the mutex; the release that ends the
+//           wait (the unlock's slow path: a waiter made the word 2) finds a note older than the
+//           threshold and warns with the releasing thread's backtrace, once per release site.
+//           This catches the common case, a holder that took the lock freely and held it long
+//           while others queued, without touching its uncontended acquisition.
 //
 // Invariants:
 //   - Nothing runs on an uncontended path: acquisitions that take the fast path, and releases
@@ -96,6 +103,15 @@ internal enum _ContentionKind: UInt8, Sendable, CaseIterable {
         }
     }
 
+    /// Whether the primitive of this kind has a `name` (`_NamedLock`).
+    var hasName: Bool {
+        switch self {
+        case .lock, .recursiveLock, .condition, .conditionReacquire, .conditionLock, .conditionLockWhen, .locked:
+            true
+        default: false
+        }
+    }
+
     /// The kind whose raw value a site stores; `nil` for the "other" site (0xFF).
     static func of(raw: UInt8) -> _ContentionKind? { _ContentionKind(rawValue: raw) }
 }
@@ -135,7 +151,8 @@ internal enum _Contention {
         guard ilk_contention_enter() == 0 else { return }
         defer { ilk_contention_leave() }
         let address = UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque())
-        let named = (lock as? _NamedLock)?.name
+        // A dynamic cast only for the kinds that have a `name` (a failed cast is the slow kind).
+        let named = kind.hasName ? (lock as? _NamedLock)?.name : nil
         let label = kind == .synchronized ? "synchronized(\(type(of: lock)))" : named
         let site = record(kind, address, label: label, byName: named != nil, wait: now - probe)
         if let word, site >= 0 {
@@ -143,7 +160,9 @@ internal enum _Contention {
             // exchanges (which also write 2) touch it; the holder's own release, later in
             // program order, reads this value or a later one (the file comment).
             ilk_atomic_store_u32(word, 2, ILK_ORDER_RELAXED)
-            ilk_contention_push_hold(UnsafeRawPointer(word), site, now)
+            // The hold starts now, after the recording: the profiler's own time (a backtrace; a
+            // new site's symbolized stack, far slower under ThreadSanitizer) is not the caller's.
+            ilk_contention_push_hold(UnsafeRawPointer(word), site, ilk_clock_monotonic_ns())
         }
     }
 
@@ -159,11 +178,13 @@ internal enum _Contention {
     private static func record(
         _ kind: _ContentionKind, _ address: UnsafeRawPointer, label: String?, byName: Bool, wait: Int64
     ) -> Int32 {
-        var frames = [UnsafeMutableRawPointer?](repeating: nil, count: Int(ILK_CONTENTION_FRAMES))
-        // Skip `record` and `end`: the first frame kept is the primitive's slow path.
-        let count = frames.withUnsafeMutableBufferPointer { ilk_contention_backtrace($0.baseAddress, 2) }
         var created: Int32 = 0
-        let site = frames.withUnsafeBufferPointer { buffer in
+        let site = withUnsafeTemporaryAllocation(
+            of: UnsafeMutableRawPointer?.self, capacity: Int(ILK_CONTENTION_FRAMES)
+        ) {
+            buffer in
+            // Skip `record` (the caller's return address into `end` is kept: dropped when shown).
+            let count = ilk_contention_backtrace(buffer.baseAddress, 1)
             if let label {
                 return label.withCString {
                     ilk_contention_record(
@@ -182,23 +203,57 @@ internal enum _Contention {
     /// `word` if it tracks one.
     @usableFromInline @inline(never)
     static func released(_ word: UnsafeMutablePointer<UInt32>) {
+        let now = ilk_clock_monotonic_ns()
+        let threshold = ilk_contention_hold_warn_ns()
+        // A noted wait ends here for warnings (hold warnings on): taken even when unused below,
+        // so that a later release does not find it.
+        var waitedOn: UnsafeRawPointer? = nil
+        let waitedSince = threshold > 0 ? ilk_contention_wait_take(UnsafeRawPointer(word), &waitedOn) : 0
         var since: Int64 = 0
         let site = ilk_contention_pop_hold(UnsafeRawPointer(word), &since)
-        guard site >= 0 else { return }
-        let hold = ilk_clock_monotonic_ns() - since
-        ilk_contention_add_hold(site, hold)
-        let threshold = ilk_contention_hold_warn_ns()
-        if threshold > 0 && hold > threshold && ilk_contention_claim_warning(site) != 0 {
+        if site >= 0 {
+            let hold = now - since
+            ilk_contention_add_hold(site, hold)
+            if threshold > 0 && hold > threshold {
+                if ilk_contention_claim_warning(site) != 0 {
+                    guard ilk_contention_enter() == 0 else { return }
+                    defer { ilk_contention_leave() }
+                    _ContentionWarning.printHold(site: site, hold: hold, threshold: threshold)
+                }
+                return
+            }
+        }
+        // A holder that took the mutex without waiting: a waiter noted when it began to wait.
+        if waitedSince > 0 && now - waitedSince > threshold, let waitedOn {
             guard ilk_contention_enter() == 0 else { return }
             defer { ilk_contention_leave() }
-            _ContentionWarning.printHold(site: site, hold: hold, threshold: threshold)
+            // SAFETY: a note with a start is made by a waiter that holds a reference to the
+            // object containing `word`, and stores it with every note; that object is the one
+            // this thread is releasing, alive for the call.
+            let lock = Unmanaged<AnyObject>.fromOpaque(waitedOn).takeUnretainedValue()
+            _ContentionWarning.printHeldWhileWaited(lock, waited: now - waitedSince, threshold: threshold)
         }
     }
 
-    /// The unlock's slow path's test: on, and the calling thread tracks a hold.
+    /// The unlock's slow path's test: on, and the calling thread tracks a hold or hold warnings
+    /// are on.
     @inline(__always)
     static var tracksHolds: Bool {
-        ilk_contention_state_cached() == 2 && ilk_contention_holds_in_progress() != 0
+        ilk_contention_state_cached() == 2
+            && (ilk_contention_holds_in_progress() != 0 || ilk_contention_warns_holds() != 0)
+    }
+
+    /// Hold warnings: a recorded waiter notes when it began to wait on `word` (the file comment).
+    static func waitBegan(_ word: UnsafeMutablePointer<UInt32>, _ lock: AnyObject, _ probe: Int64) {
+        if ilk_contention_warns_holds() != 0 {
+            let object = UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque())
+            ilk_contention_wait_began(UnsafeRawPointer(word), object, probe)
+        }
+    }
+
+    /// The waiter that noted `probe` has the mutex, or gave up.
+    static func waitEnded(_ word: UnsafeMutablePointer<UInt32>, _ probe: Int64) {
+        if ilk_contention_warns_holds() != 0 { ilk_contention_wait_ended(UnsafeRawPointer(word), probe) }
     }
 }
 #endif

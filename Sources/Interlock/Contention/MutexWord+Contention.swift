@@ -26,8 +26,12 @@ extension _MutexWord {
         _ word: UnsafeMutablePointer<UInt32>, _ user: _FutexUser, _ owner: AnyObject, _ kind: _ContentionKind
     ) {
         let probe = _Contention.begin()
+        if probe != 0 { _Contention.waitBegan(word, owner, probe) }
         _lockSlow(word, user)
-        if probe != 0 { _Contention.end(probe, kind, owner, hold: word) }
+        if probe != 0 {
+            _Contention.waitEnded(word, probe)
+            _Contention.end(probe, kind, owner, hold: word)
+        }
     }
 
     @usableFromInline @inline(never)
@@ -36,9 +40,13 @@ extension _MutexWord {
         _ owner: AnyObject, _ kind: _ContentionKind
     ) -> Bool {
         let probe = _Contention.begin()
+        if probe != 0 { _Contention.waitBegan(word, owner, probe) }
         let taken = _lockSlow(word, before: deadline, user)
-        // A wait that timed out is not an acquisition: nothing is recorded.
-        if probe != 0 && taken { _Contention.end(probe, kind, owner, hold: word) }
+        if probe != 0 {
+            _Contention.waitEnded(word, probe)
+            // A wait that timed out is not an acquisition: nothing is recorded.
+            if taken { _Contention.end(probe, kind, owner, hold: word) }
+        }
         return taken
     }
 }

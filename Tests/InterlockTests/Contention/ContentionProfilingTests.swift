@@ -305,6 +305,34 @@ struct ContentionReportTests {
         #expect(!text.contains("\"quick\""))
     }
 
+    @Test("INTERLOCK_HOLD_WARN_MS: a holder that did not wait is reported at its release, once per release site")
+    func holdWarningsForFreeHolders() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            setContention(nil, holdWarnMilliseconds: 50)
+            let lock = Lock()
+            lock.name = "ledger"
+            // This thread takes the lock freely each round and holds it 80 ms while the worker waits.
+            forceContention(
+                rounds: 3, hold: { lock.lock() },
+                release: {
+                    var pause = timespec(tv_sec: 0, tv_nsec: 80_000_000)
+                    nanosleep(&pause, nil)
+                    lock.unlock()
+                },
+                worker: {
+                    lock.lock()
+                    lock.unlock()
+                })
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        showChild(result)
+        let warnings = text.split(separator: "\n").filter {
+            $0.hasPrefix("Interlock: Lock \"ledger\" was held while a waiter waited ")
+        }
+        #expect(warnings.count == 1, "warnings: \(text)")
+        #expect(text.contains("the holder released it at:") && text.contains("Lock.unlock()"), "\(text)")
+    }
+
     @Test("INTERLOCK_CONTENTION_REPORT=PATH writes the report and PATH.folded at exit")
     func exitReport() async throws {
         let path = "/tmp/interlock-contention-report-\(getpid())"

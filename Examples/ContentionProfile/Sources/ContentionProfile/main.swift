@@ -1,6 +1,7 @@
 // A toy request handler with the classic mistake: every request takes the one cache lock, and
-// holds it while it builds the value it did not find. A pool of 2 database connections and a
-// statistics lock that writers rarely take complete the picture.
+// holds it while it builds the value it did not find; every 5,000th request also compacts the
+// cache under the lock, which takes 25 ms. A pool of 2 database connections and a statistics
+// lock complete the picture.
 //
 //   INTERLOCK_CONTENTION=1 INTERLOCK_CONTENTION_REPORT=- swift run -c release ContentionProfile
 //
@@ -60,8 +61,19 @@ final class Service: @unchecked Sendable {
         statsLock.unlockWrite()
     }
 
+    /// Rewrites the cache: slow (25 ms), and done holding the lock (the second mistake).
+    @inline(never)
+    func compact() {
+        cacheLock.lock()
+        defer { cacheLock.unlock() }
+        var pause = timespec(tv_sec: 0, tv_nsec: 25_000_000)
+        nanosleep(&pause, nil)
+        cache.removeAll(keepingCapacity: true)
+    }
+
     @inline(never)
     func handle(_ request: Int) -> Int {
+        if request % 5_000 == 4_999 { compact() }
         let a = lookup(request % 200)
         let b = request % 4 == 0 ? query(request) : 0
         record()
