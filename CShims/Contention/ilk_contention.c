@@ -38,8 +38,14 @@ struct ilk_contention_wait {
 };
 static struct ilk_contention_wait ilk_contention_waits[ILK_CONTENTION_WAITS];
 static uint64_t ilk_contention_warned_releases[1024];
-/* Written once by configure before the state is published; read after the reader saw state 2. */
+/* Written once by configure (release) before the state is published; read with acquire
+ * (sites_table), so that a reader that finds it sees the zeroed table and the "other" site. */
 static struct ilk_contention_site *ilk_contention_sites = NULL;
+
+static struct ilk_contention_site *sites_table(void) {
+    /* Acquire: pairs with configure's release store of the pointer. */
+    return __atomic_load_n(&ilk_contention_sites, __ATOMIC_ACQUIRE);
+}
 
 struct ilk_contention_thread {
     uint64_t rng;
@@ -53,17 +59,21 @@ struct ilk_contention_thread {
 static _Thread_local struct ilk_contention_thread ilk_contention_self;
 
 void ilk_contention_configure(uint8_t state, uint32_t period, int64_t hold_warn_ns) {
-    if (state == 2 && ilk_contention_sites == NULL) {
-        ilk_contention_sites = calloc(ILK_CONTENTION_SITES + 1, sizeof(struct ilk_contention_site));
-        if (ilk_contention_sites == NULL) state = 1; /* no memory: stay off rather than fail */
+    if (state == 2 && sites_table() == NULL) {
+        struct ilk_contention_site *sites = calloc(ILK_CONTENTION_SITES + 1, sizeof(struct ilk_contention_site));
+        if (sites == NULL) state = 1; /* no memory: stay off rather than fail */
         else {
-            struct ilk_contention_site *other = &ilk_contention_sites[ILK_CONTENTION_SITES];
+            struct ilk_contention_site *other = &sites[ILK_CONTENTION_SITES];
             other->kind = 0xFF;
             other->state = 2;
+            /* Release: publishes the zeroed table (sites_table's acquire). */
+            __atomic_store_n(&ilk_contention_sites, sites, __ATOMIC_RELEASE);
         }
     }
-    ilk_contention_period = period == 0 ? 1 : period;
-    ilk_contention_hold_warn = hold_warn_ns;
+    /* Relaxed: settings, read relaxed after an acquire load of the state (sample, released), or
+     * by the thread that configured; the release store of the state below publishes them. */
+    __atomic_store_n(&ilk_contention_period, period == 0 ? 1 : period, __ATOMIC_RELAXED);
+    __atomic_store_n(&ilk_contention_hold_warn, hold_warn_ns, __ATOMIC_RELAXED);
     /* Relaxed: read by the unlock path only after it saw the state (published below). */
     __atomic_store_n(&ilk_contention_hold_warn_cache, hold_warn_ns, __ATOMIC_RELAXED);
     /* Release: a thread that reads 2 (relaxed, then an acquire on a site's state) finds the
@@ -71,12 +81,19 @@ void ilk_contention_configure(uint8_t state, uint32_t period, int64_t hold_warn_
     __atomic_store_n(&ilk_contention_state, state, __ATOMIC_RELEASE);
 }
 
-int64_t ilk_contention_hold_warn_ns(void) { return ilk_contention_hold_warn; }
+int64_t ilk_contention_hold_warn_ns(void) {
+    /* Acquire then relaxed: the setting configure published with the state. */
+    (void)__atomic_load_n(&ilk_contention_state, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&ilk_contention_hold_warn, __ATOMIC_RELAXED);
+}
 
 int ilk_contention_sample(void) {
     struct ilk_contention_thread *self = &ilk_contention_self;
     if (self->inside) return 0;
-    uint32_t period = ilk_contention_period;
+    /* Acquire: pairs with configure's release store of the state, so the period is its own. */
+    if (__atomic_load_n(&ilk_contention_state, __ATOMIC_ACQUIRE) != 2) return 0;
+    /* Relaxed: published by the state's release store (configure). */
+    uint32_t period = __atomic_load_n(&ilk_contention_period, __ATOMIC_RELAXED);
     if (period <= 1) return 1;
     uint64_t x = self->rng;
     if (x == 0) x = 0x9E3779B97F4A7C15ull ^ ((uint64_t)ilk_current_thread_id() << 17);
@@ -195,7 +212,8 @@ int32_t ilk_contention_record(uint8_t kind, const void *lock, const char *name, 
     *created = 0;
     /* Acquire: pairs with configure's release store, so the table pointer is seen. */
     if (__atomic_load_n(&ilk_contention_state, __ATOMIC_ACQUIRE) != 2) return -1;
-    struct ilk_contention_site *sites = ilk_contention_sites;
+    struct ilk_contention_site *sites = sites_table();
+    if (sites == NULL) return -1;
     if (frame_count > ILK_CONTENTION_FRAMES) frame_count = ILK_CONTENTION_FRAMES;
     uint64_t name_hash = name ? hash_name(name) : 0;
     uint64_t lock_id = (name && by_name) ? 0 : (uint64_t)(uintptr_t)lock;
@@ -243,17 +261,19 @@ int32_t ilk_contention_record(uint8_t kind, const void *lock, const char *name, 
 }
 
 void ilk_contention_add_hold(int32_t index, int64_t hold_ns) {
-    if (index < 0 || index > ILK_CONTENTION_SITES || ilk_contention_sites == NULL) return;
-    struct ilk_contention_site *site = &ilk_contention_sites[index];
+    struct ilk_contention_site *sites = sites_table();
+    if (index < 0 || index > ILK_CONTENTION_SITES || sites == NULL) return;
+    struct ilk_contention_site *site = &sites[index];
     /* Relaxed: counters (add_wait). */
     __atomic_fetch_add(&site->hold_ns, hold_ns > 0 ? (uint64_t)hold_ns : 0, __ATOMIC_RELAXED);
     __atomic_fetch_add(&site->holds, 1, __ATOMIC_RELAXED);
 }
 
 int ilk_contention_claim_warning(int32_t index) {
-    if (index < 0 || index > ILK_CONTENTION_SITES || ilk_contention_sites == NULL) return 0;
+    struct ilk_contention_site *sites = sites_table();
+    if (index < 0 || index > ILK_CONTENTION_SITES || sites == NULL) return 0;
     /* Relaxed: only one claimant may print; nothing else is ordered by it. */
-    return __atomic_exchange_n(&ilk_contention_sites[index].warned, 1, __ATOMIC_RELAXED) == 0;
+    return __atomic_exchange_n(&sites[index].warned, 1, __ATOMIC_RELAXED) == 0;
 }
 
 void ilk_contention_push_hold(const void *word, int32_t index, int64_t since_ns) {
@@ -292,16 +312,18 @@ int32_t ilk_contention_pop_hold(const void *word, int64_t *since_ns) {
 uint32_t ilk_contention_holds_in_progress(void) { return ilk_contention_self.hold_count; }
 
 const struct ilk_contention_site *ilk_contention_site_at(int32_t index) {
-    if (index < 0 || index > ILK_CONTENTION_SITES || ilk_contention_sites == NULL) return NULL;
-    const struct ilk_contention_site *site = &ilk_contention_sites[index];
+    struct ilk_contention_site *sites = sites_table();
+    if (index < 0 || index > ILK_CONTENTION_SITES || sites == NULL) return NULL;
+    const struct ilk_contention_site *site = &sites[index];
     /* Acquire: pairs with the publishing store, so the key read after it is complete. */
     return __atomic_load_n(&site->state, __ATOMIC_ACQUIRE) == 2 ? site : NULL;
 }
 
 void ilk_contention_reset(void) {
-    if (ilk_contention_sites == NULL) return;
+    struct ilk_contention_site *sites = sites_table();
+    if (sites == NULL) return;
     for (int32_t i = 0; i <= ILK_CONTENTION_SITES; i++) {
-        struct ilk_contention_site *site = &ilk_contention_sites[i];
+        struct ilk_contention_site *site = &sites[i];
         /* Relaxed: counters; a record racing the reset lands in either profile. */
         __atomic_store_n(&site->acquisitions, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&site->wait_ns, 0, __ATOMIC_RELAXED);

@@ -9,7 +9,7 @@
  * @mirrors Sources/Interlock/Locks/AdaptiveSpin.swift: spin
  * @mirrors CShims/include/ilk_mutex.h: ilk_mutex_release_builtin
  * @mirrors CShims/include/ilk_futex.h: ilk_futex_wait ilk_futex_wait_until
- * @sha256 e7abc645b96495a8
+ * @sha256 4edfde4849b56edf
  * @config -DN=2
  * @config -DN=3
  * @config -DN=2 -DTIMED

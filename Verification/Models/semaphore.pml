@@ -5,7 +5,7 @@
  * @mirrors Sources/Interlock/Locks/HandOffWait.swift: await
  * @mirrors Sources/Interlock/Waiting/Semaphore+Async.swift: wait _waitAsync _enqueue _queue _abandon _grant
  * @mirrors Sources/Interlock/Waiting/TaskWait.swift: suspend
- * @sha256 df5b870f4c80886f
+ * @sha256 554bd79b0399f6cd
  * @config -DN=2
  * @config -DN=3
  * @config -DN=3 -DVALUE=2

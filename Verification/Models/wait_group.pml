@@ -3,7 +3,7 @@
  * waiters of WaitGroup+Async.swift are not modelled: their list is empty here).
  *
  * @mirrors Sources/Interlock/Waiting/WaitGroup.swift: _isPending enter leave wait notify _leaveSlow _processZero _awaitProcessedZero _waitSlow
- * @sha256 5252a2c1cfa16bc5
+ * @sha256 dce931e4cb1fddd9
  * @config -DN=2
  * @config -DN=2 -DCYCLES=3
  * @config -DN=3

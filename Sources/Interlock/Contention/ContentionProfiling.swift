@@ -28,7 +28,7 @@ import Musl
 /// the waiter then held the lock. `INTERLOCK_CONTENTION=N` records one contended wait in N, at
 /// random, for a staging server; `INTERLOCK_CONTENTION_REPORT=PATH` writes ``ContentionProfile/report()``
 /// to PATH and ``ContentionProfile/foldedStacks()`` to PATH.folded at exit (`-`: standard
-/// error); `INTERLOCK_HOLD_WARN_MS=N` prints a warning with backtraces, once per site, when a
+/// error; `%p` in PATH: the process id); `INTERLOCK_HOLD_WARN_MS=N` prints a warning with backtraces, once per site, when a
 /// lock taken after a recorded wait is then held longer than N ms.
 ///
 /// Without the trait this type does not exist and the primitives carry no trace of it. With the
@@ -64,7 +64,10 @@ public enum ContentionProfiling {
 
     /// Writes the report and the folded stacks where INTERLOCK_CONTENTION_REPORT says (at exit).
     static func _writeExitReport() {
-        guard let path = _ContentionSettings.current.reportPath else { return }
+        guard let template = _ContentionSettings.current.reportPath else { return }
+        // "%p": the process id, so that the processes of a server (or a program and the
+        // children that inherit its environment) write one report each.
+        let path = template.replacing("%p", with: String(getpid()))
         let profile = snapshot()
         if path == "-" {
             _ContentionWarning.write(profile.report())

@@ -4,7 +4,8 @@
 //   INTERLOCK_CONTENTION          unset, "", "0", "off": off; "1": every contended wait;
 //                                 "N" (N > 1): one contended wait in N, at random
 //   INTERLOCK_CONTENTION_REPORT   PATH: the report to PATH and the folded stacks to PATH.folded
-//                                 at exit; "-": both to standard error
+//                                 at exit ("%p" in PATH: the process id); "-": both to
+//                                 standard error
 //   INTERLOCK_HOLD_WARN_MS        N > 0: a hold longer than N ms that began with a recorded wait
 //                                 prints a warning, once per site; switches recording on
 //                                 (every wait, unless INTERLOCK_CONTENTION samples)

@@ -41,6 +41,9 @@
 //   - A woken thread always re-takes the word with exchange(2), so if others are still
 //     parked the word stays 2 and the next unlock wakes the next one (no lost wake-up; one
 //     wake per unlock, no thundering herd).
+//   - The holder may store 2 at any time (it only says "maybe waiters"): its unlock then takes
+//     the slow path and makes one wake call that may find nobody. Contention profiling does so
+//     after a recorded wait, to see the release that ends the hold (ContentionRecorder.swift).
 //   - A spinner may take the word 0 -> 1 ahead of a woken thread; the woken thread's
 //     exchange(2) then finds 1, re-marks the word 2 and parks again, so the spinner's
 //     unlock wakes it. Barging trades strict fairness for throughput, as glibc's does.

@@ -333,27 +333,43 @@ struct ContentionReportTests {
         #expect(text.contains("the holder released it at:") && text.contains("Lock.unlock()"), "\(text)")
     }
 
-    @Test("INTERLOCK_CONTENTION_REPORT=PATH writes the report and PATH.folded at exit")
+    @Test("INTERLOCK_CONTENTION_REPORT=PATH writes the report and PATH.folded at exit, %p the process id")
     func exitReport() async throws {
-        let path = "/tmp/interlock-contention-report-\(getpid())"
-        defer {
-            unlink(path)
-            unlink(path + ".folded")
-        }
+        let prefix = "interlock-contention-report-\(getpid())-"
         await #expect(processExitsWith: .success) {
-            let path = "/tmp/interlock-contention-report-\(getppid())"
-            setContention("1", report: path)
+            // The parent's id names the files; "%p" adds the child's own.
+            setContention("1", report: "/tmp/interlock-contention-report-\(getppid())-%p")
             let lock = Lock()
             lock.name = "at-exit"
             contendLock(lock, rounds: 3)
             exit(0)
         }
-        let report = try #require(readWholeFile(path))
-        let folded = try #require(readWholeFile(path + ".folded"))
+        let written = filesInTmp(prefix: prefix)
+        defer { for name in written { unlink("/tmp/" + name) } }
+        let reports = written.filter { !$0.hasSuffix(".folded") }
+        try #require(reports.count == 1, "report files: \(written)")
+        let childID = try #require(Int32(reports[0].dropFirst(prefix.count)), "not a process id: \(reports[0])")
+        #expect(childID != getpid())
+        let report = try #require(readWholeFile("/tmp/" + reports[0]))
+        let folded = try #require(readWholeFile("/tmp/" + reports[0] + ".folded"))
         #expect(report.hasPrefix("Interlock contention profile: "))
         #expect(report.contains("\"at-exit\""))
         #expect(folded.contains("[Lock \"at-exit\"] "))
     }
+}
+
+/// The names of the entries of /tmp that start with `prefix`.
+func filesInTmp(prefix: String) -> [String] {
+    guard let directory = opendir("/tmp") else { return [] }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if name.hasPrefix(prefix) { names.append(name) }
+    }
+    return names
 }
 
 /// The contents of the file at `path`, or nil when it cannot be read.
