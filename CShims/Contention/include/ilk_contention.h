@@ -67,6 +67,10 @@ void ilk_contention_configure(uint8_t state, uint32_t period, int64_t hold_warn_
  * false while the thread is inside the profiler itself (its own reentrancy guard). */
 int ilk_contention_sample(void);
 
+/* When this process started (CLOCK_MONOTONIC ns, taken by a constructor at load time): a
+ * profile covers the time since then, or since the last reset. */
+int64_t ilk_contention_process_start_ns(void);
+
 /* The threshold of INTERLOCK_HOLD_WARN_MS in nanoseconds, 0 when unset. */
 int64_t ilk_contention_hold_warn_ns(void);
 

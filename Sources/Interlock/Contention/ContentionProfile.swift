@@ -37,7 +37,7 @@ public struct ContentionProfile: Sendable {
 
     /// The sites, by total wait, largest first.
     public var sites: [Site]
-    /// The time the profile covers: since the process started profiling, or the last reset.
+    /// The time the profile covers: since the process started, or since the last reset.
     public var duration: Duration
     /// One contended wait in this many was recorded (`INTERLOCK_CONTENTION=N`; 1: all).
     public var samplingPeriod: Int

@@ -36,7 +36,6 @@ internal struct _ContentionSettings: Sendable {
         ilk_contention_configure(
             settings.isOn ? 2 : 1, UInt32(clamping: settings.period),
             Int64(settings.holdWarnMilliseconds) * 1_000_000)
-        _ContentionClock.restart()
         if settings.isOn && settings.reportPath != nil {
             atexit { ContentionProfiling._writeExitReport() }
         }
@@ -69,7 +68,7 @@ internal struct _ContentionSettings: Sendable {
 
 /// When the profile now being collected began (process start, or the last reset).
 internal enum _ContentionClock {
-    private static let started = Atomic<Int64>(0)
+    private static let started = Atomic<Int64>(ilk_contention_process_start_ns())
 
     static func restart() {
         // Relaxed: a timestamp for the report's "covers" line, ordered with nothing.

@@ -177,6 +177,31 @@ struct ContentionProfilingTests {
         showChild(result)
     }
 
+    @Test("a DistributedLock's lock(before:) that waited is recorded under its path")
+    func distributedLockWaits() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            setContention("1")
+            let path = "/tmp/interlock-contention-dlock-\(getpid())"
+            defer { unlink(path) }
+            guard let holder = try? DistributedLock(path: path), let waiter = try? DistributedLock(path: path) else {
+                require(false, "cannot create the locks at \(path)")
+                return
+            }
+            forceContention(
+                rounds: 2, hold: { require((try? holder.tryLock()) == true, "the holder's tryLock failed") },
+                release: { require((try? holder.unlock()) != nil, "the holder's unlock failed") },
+                worker: {
+                    let taken = try? waiter.lock(before: .now + .seconds(30), pollInterval: .milliseconds(2))
+                    require(taken == true, "the waiter did not get the lock")
+                    require((try? waiter.unlock()) != nil, "the waiter's unlock failed")
+                })
+            let profile = ContentionProfiling.snapshot()
+            let recorded = waits(profile, kind: "DistributedLock", lock: "\"\(path)\"")
+            require(recorded == 2, "\(recorded) DistributedLock waits recorded, 2 made: \(profile.sites.map(\.lock))")
+        }
+        showChild(result)
+    }
+
     @Test("the records of threads that have exited stay in the profile")
     func exitedThreads() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
