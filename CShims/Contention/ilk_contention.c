@@ -31,10 +31,20 @@ static uint32_t ilk_contention_period = 1;
 static int64_t ilk_contention_hold_warn = 0;
 int64_t ilk_contention_hold_warn_cache = 0;
 
+/* INTERLOCK_HOLD_WARN_MS's notes of waits in progress, one slot per word's hash, each guarded
+ * by a one-byte spin lock of its own (hold warnings are a diagnostic mode; a slot is touched
+ * only by waiters on, and releasers of, words that hash to it). Invariants, under the slot lock:
+ * `word` is 0 or the mutex word that `waiters` waiters (waiters > 0) have noted; `lock` is the
+ * object containing `word`, stored by every note (a noted waiter keeps it alive); `start` is
+ * the oldest noted start still waiting, or 0 when the oldest left (the later ones' starts are
+ * not kept: a warning is then missed, never invented). The slot is freed when its last waiter
+ * leaves. */
 struct ilk_contention_wait {
-    uintptr_t word; /* 0: free */
-    uintptr_t lock; /* the object that contains `word`, stored by every note */
-    int64_t start;  /* the oldest noted start, 0: none */
+    uint8_t guard;
+    uint32_t waiters;
+    uintptr_t word;
+    uintptr_t lock;
+    int64_t start;
 };
 static struct ilk_contention_wait ilk_contention_waits[ILK_CONTENTION_WAITS];
 static uint64_t ilk_contention_warned_releases[1024];
@@ -50,10 +60,6 @@ static struct ilk_contention_site *sites_table(void) {
 struct ilk_contention_thread {
     uint64_t rng;
     int inside;
-    uint32_t hold_count;
-    const void *hold_word[ILK_CONTENTION_HOLDS];
-    int32_t hold_site[ILK_CONTENTION_HOLDS];
-    int64_t hold_since[ILK_CONTENTION_HOLDS];
 };
 
 static _Thread_local struct ilk_contention_thread ilk_contention_self;
@@ -284,40 +290,66 @@ int ilk_contention_claim_warning(int32_t index) {
     return __atomic_exchange_n(&sites[index].warned, 1, __ATOMIC_RELAXED) == 0;
 }
 
+/* Holds in progress: one table for all threads, keyed by the mutex word, so that whichever
+ * thread releases the mutex ends its hold (a Lock may be released by another thread than the one
+ * that took it). A slot's word: 0 free, word|1 being filled by its claimant, word published
+ * (site and since complete). A mutex has one holder at a time, and its recorded hold is
+ * consumed by its release (the word was marked 2, so the release takes the slow path) before the
+ * next acquisition, so a word has at most one published slot. A hold that finds no free slot
+ * within 16 probes is not measured. */
+struct ilk_contention_hold {
+    uintptr_t word;
+    int32_t site;
+    int64_t since;
+};
+static struct ilk_contention_hold ilk_contention_holds[ILK_CONTENTION_HOLDS];
+static uint32_t ilk_contention_hold_count;
+
+static uint32_t hold_slot(uintptr_t word, uint32_t probe) {
+    return (uint32_t)(((word >> 2) ^ (word >> 13)) + probe) & (ILK_CONTENTION_HOLDS - 1);
+}
+
 void ilk_contention_push_hold(const void *word, int32_t index, int64_t since_ns) {
-    struct ilk_contention_thread *self = &ilk_contention_self;
-    if (self->hold_count == ILK_CONTENTION_HOLDS) {
-        /* Full (more nested tracked holds than this, or holds released by other threads):
-         * the oldest is forgotten, its hold not counted. */
-        memmove(&self->hold_word[0], &self->hold_word[1], (ILK_CONTENTION_HOLDS - 1) * sizeof(void *));
-        memmove(&self->hold_site[0], &self->hold_site[1], (ILK_CONTENTION_HOLDS - 1) * sizeof(int32_t));
-        memmove(&self->hold_since[0], &self->hold_since[1], (ILK_CONTENTION_HOLDS - 1) * sizeof(int64_t));
-        self->hold_count--;
+    uintptr_t key = (uintptr_t)word;
+    for (uint32_t probe = 0; probe < 16; probe++) {
+        struct ilk_contention_hold *slot = &ilk_contention_holds[hold_slot(key, probe)];
+        uintptr_t expected = 0;
+        /* Relaxed claim: the release store below publishes the slot's fields. */
+        if (__atomic_compare_exchange_n(&slot->word, &expected, key | 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&slot->site, index, __ATOMIC_RELAXED);
+            __atomic_store_n(&slot->since, since_ns, __ATOMIC_RELAXED);
+            /* Relaxed: a count that only says whether to look (holds_in_progress). */
+            __atomic_fetch_add(&ilk_contention_hold_count, 1, __ATOMIC_RELAXED);
+            /* Release: pairs with pop's acquire load of the word; site and since are complete. */
+            __atomic_store_n(&slot->word, key, __ATOMIC_RELEASE);
+            return;
+        }
     }
-    uint32_t i = self->hold_count++;
-    self->hold_word[i] = word;
-    self->hold_site[i] = index;
-    self->hold_since[i] = since_ns;
 }
 
 int32_t ilk_contention_pop_hold(const void *word, int64_t *since_ns) {
-    struct ilk_contention_thread *self = &ilk_contention_self;
-    for (uint32_t i = self->hold_count; i-- > 0;) {
-        if (self->hold_word[i] != word) continue;
-        int32_t site = self->hold_site[i];
-        *since_ns = self->hold_since[i];
-        for (uint32_t j = i + 1; j < self->hold_count; j++) {
-            self->hold_word[j - 1] = self->hold_word[j];
-            self->hold_site[j - 1] = self->hold_site[j];
-            self->hold_since[j - 1] = self->hold_since[j];
-        }
-        self->hold_count--;
+    uintptr_t key = (uintptr_t)word;
+    for (uint32_t probe = 0; probe < 16; probe++) {
+        struct ilk_contention_hold *slot = &ilk_contention_holds[hold_slot(key, probe)];
+        /* Acquire: pairs with push's release store, so site and since are the claimant's. */
+        if (__atomic_load_n(&slot->word, __ATOMIC_ACQUIRE) != key) continue;
+        int32_t site = __atomic_load_n(&slot->site, __ATOMIC_RELAXED);
+        int64_t since = __atomic_load_n(&slot->since, __ATOMIC_RELAXED);
+        uintptr_t expected = key;
+        /* Relaxed: frees the slot; the next claimant's release store publishes its own fields. */
+        if (!__atomic_compare_exchange_n(&slot->word, &expected, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) continue;
+        __atomic_fetch_sub(&ilk_contention_hold_count, 1, __ATOMIC_RELAXED);
+        *since_ns = since;
         return site;
     }
     return -1;
 }
 
-uint32_t ilk_contention_holds_in_progress(void) { return ilk_contention_self.hold_count; }
+uint32_t ilk_contention_holds_in_progress(void) {
+    /* Relaxed: a hint; a release that misses a hold pushed concurrently by another thread
+     * cannot be its release (the holder's own push precedes its release in program order). */
+    return __atomic_load_n(&ilk_contention_hold_count, __ATOMIC_RELAXED);
+}
 
 const struct ilk_contention_site *ilk_contention_site_at(int32_t index) {
     struct ilk_contention_site *sites = sites_table();
@@ -340,6 +372,10 @@ void ilk_contention_reset(void) {
         __atomic_store_n(&site->holds, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&site->warned, 0, __ATOMIC_RELAXED);
     }
+    for (int i = 0; i < 1024; i++) {
+        /* Relaxed: a set of hashes, as in claim_release_warning. */
+        __atomic_store_n(&ilk_contention_warned_releases[i], 0, __ATOMIC_RELAXED);
+    }
 }
 
 int ilk_contention_symbol(const void *address, const char **symbol, const char **file, const void **base) {
@@ -356,38 +392,55 @@ static struct ilk_contention_wait *wait_slot(const void *word) {
     return &ilk_contention_waits[((w >> 2) ^ (w >> 12)) & (ILK_CONTENTION_WAITS - 1)];
 }
 
-/* The slot's orderings are all relaxed: the notes are a heuristic for a warning, and no lock
- * state depends on them; a note read torn or late gives or withholds one warning. */
+static void slot_lock(struct ilk_contention_wait *slot) {
+    /* Acquire: pairs with slot_unlock's release; the fields are read and written under it. */
+    while (__atomic_exchange_n(&slot->guard, 1, __ATOMIC_ACQUIRE) != 0) ilk_spin_pause();
+}
+
+static void slot_unlock(struct ilk_contention_wait *slot) {
+    /* Release: publishes the fields to the next holder of the slot lock. */
+    __atomic_store_n(&slot->guard, 0, __ATOMIC_RELEASE);
+}
+
 void ilk_contention_wait_began(const void *word, const void *lock, int64_t start_ns) {
     struct ilk_contention_wait *slot = wait_slot(word);
-    uintptr_t owner = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
-    if (owner == 0) {
-        if (!__atomic_compare_exchange_n(&slot->word, &owner, (uintptr_t)word, 0, __ATOMIC_RELAXED,
-                                         __ATOMIC_RELAXED))
-            if (owner != (uintptr_t)word) return;
-    } else if (owner != (uintptr_t)word) {
-        return; /* another word's slot: no note */
-    }
-    __atomic_store_n(&slot->lock, (uintptr_t)lock, __ATOMIC_RELAXED);
-    int64_t seen = __atomic_load_n(&slot->start, __ATOMIC_RELAXED);
-    while ((seen == 0 || start_ns < seen) &&
-           !__atomic_compare_exchange_n(&slot->start, &seen, start_ns, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
+    slot_lock(slot);
+    if (slot->word == 0 || slot->word == (uintptr_t)word) {
+        if (slot->word == 0) slot->start = start_ns;
+        else if (slot->start != 0 && start_ns < slot->start) slot->start = start_ns;
+        slot->word = (uintptr_t)word;
+        slot->lock = (uintptr_t)lock;
+        slot->waiters++;
+    } /* else: another word's slot, no note (a warning missed, nothing else) */
+    slot_unlock(slot);
 }
 
 void ilk_contention_wait_ended(const void *word, int64_t start_ns) {
     struct ilk_contention_wait *slot = wait_slot(word);
-    if (__atomic_load_n(&slot->word, __ATOMIC_RELAXED) != (uintptr_t)word) return;
-    int64_t expected = start_ns;
-    /* Only this waiter's own note: a later waiter's older note stays. */
-    __atomic_compare_exchange_n(&slot->start, &expected, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    slot_lock(slot);
+    if (slot->word == (uintptr_t)word && slot->waiters > 0) {
+        if (--slot->waiters == 0) {
+            slot->word = 0;
+            slot->lock = 0;
+            slot->start = 0;
+        } else if (slot->start == start_ns) {
+            slot->start = 0; /* the oldest left; the others' starts are unknown (see above) */
+        }
+    }
+    slot_unlock(slot);
 }
 
 int64_t ilk_contention_wait_take(const void *word, const void **lock) {
     struct ilk_contention_wait *slot = wait_slot(word);
-    if (__atomic_load_n(&slot->word, __ATOMIC_RELAXED) != (uintptr_t)word) return 0;
-    *lock = (const void *)__atomic_load_n(&slot->lock, __ATOMIC_RELAXED);
-    return __atomic_exchange_n(&slot->start, 0, __ATOMIC_RELAXED);
+    int64_t start = 0;
+    slot_lock(slot);
+    if (slot->word == (uintptr_t)word && slot->waiters > 0 && slot->start != 0) {
+        start = slot->start;
+        *lock = (const void *)slot->lock;
+        slot->start = 0; /* reported once per noted wait */
+    }
+    slot_unlock(slot);
+    return start;
 }
 
 int ilk_contention_claim_release_warning(uint64_t hash) {
@@ -408,4 +461,16 @@ uint64_t ilk_contention_hash_frames(void *const *frames, int count) {
     uint64_t hash = mix(0, (uint64_t)count);
     for (int i = 0; i < count; i++) hash = mix(hash, (uint64_t)(uintptr_t)frames[i]);
     return hash;
+}
+
+int ilk_contention_site_key(int32_t index, struct ilk_contention_key *key) {
+    const struct ilk_contention_site *site = ilk_contention_site_at(index);
+    if (site == NULL) return 0;
+    /* The key fields are immutable once published (ilk_contention_site_at's acquire). */
+    key->kind = site->kind;
+    key->frame_count = site->frame_count;
+    key->lock_id = site->lock_id;
+    key->name = site->name;
+    memcpy(key->frames, site->frames, sizeof(site->frames));
+    return 1;
 }

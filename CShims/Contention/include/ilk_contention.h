@@ -28,7 +28,7 @@
 #define ILK_CONTENTION_SITES 4096 /* a power of two */
 #define ILK_CONTENTION_PROBES 64
 #define ILK_CONTENTION_FRAMES 24
-#define ILK_CONTENTION_HOLDS 8 /* holds in progress one thread tracks at once */
+#define ILK_CONTENTION_HOLDS 1024 /* holds in progress, all threads (ilk_contention.c) */
 
 struct ilk_contention_site {
     uint32_t state; /* 0 empty, 1 filling, 2 published (the file comment) */
@@ -98,20 +98,21 @@ void ilk_contention_add_hold(int32_t index, int64_t hold_ns);
 /* Marks the site's hold warning as printed; returns 1 the first time only. */
 int ilk_contention_claim_warning(int32_t index);
 
-/* The calling thread's holds in progress: a lock word it took after a recorded wait, the site,
- * and when. push drops the oldest when full; pop finds the entry of `word` (most recent
- * first), removes it and returns its site, or -1 (then *since is untouched). */
+/* Holds in progress (all threads): a mutex word taken after a recorded wait, its site, and
+ * since when. pop, by whichever thread releases the word, removes the entry and returns its
+ * site, or -1 (then *since is untouched). A full neighbourhood drops the hold unmeasured. */
 void ilk_contention_push_hold(const void *word, int32_t index, int64_t since_ns);
 int32_t ilk_contention_pop_hold(const void *word, int64_t *since_ns);
-/* How many holds the calling thread tracks: the unlock path's one check. */
+/* How many holds are in progress (all threads): the unlock path's one check. */
 uint32_t ilk_contention_holds_in_progress(void);
 
 /* INTERLOCK_HOLD_WARN_MS's record of waits in progress, for holders that took a mutex without
  * waiting: a table of ILK_CONTENTION_WAITS slots keyed by the mutex word, each the start of the
- * oldest recorded wait on it (0: none). A waiter notes its start before it waits and forgets it
- * when it has the mutex (or gave up); a release that finds a start older than the threshold
- * warns with the releasing thread's backtrace. One slot per word's hash: a collision loses the
- * later word's note (a warning not given, nothing else). */
+ * oldest recorded wait on it (0: none), guarded by a spin lock per slot (ilk_contention.c has
+ * the invariants). A waiter notes its start before it waits and forgets it when it has the
+ * mutex (or gave up); a release that finds a start older than the threshold warns with the
+ * releasing thread's backtrace. One slot per word's hash: a collision loses the later word's
+ * note (a warning not given, nothing else). */
 #define ILK_CONTENTION_WAITS 256
 void ilk_contention_wait_began(const void *word, const void *lock, int64_t start_ns);
 void ilk_contention_wait_ended(const void *word, int64_t start_ns);
@@ -137,7 +138,20 @@ uint64_t ilk_contention_hash_frames(void *const *frames, int count);
 /* Snapshot access. The site at `index` (0 ... ILK_CONTENTION_SITES), or NULL when it is not
  * published. */
 const struct ilk_contention_site *ilk_contention_site_at(int32_t index);
-/* Zeroes every site's counters and warnings (the keys stay). */
+/* The immutable key of a published site, copied (the counters beside it change concurrently,
+ * so the site itself is not copied whole). Returns 0 when the site is not published. */
+struct ilk_contention_key {
+    uint8_t kind;
+    uint8_t frame_count;
+    uint64_t lock_id;
+    const char *name;
+    void *frames[ILK_CONTENTION_FRAMES];
+};
+int ilk_contention_site_key(int32_t index, struct ilk_contention_key *key);
+
+/* Zeroes every site's counters and warnings, and the set of warned release sites (the keys
+ * stay). A record racing the reset lands in either profile, and may leave a max of 0 beside a
+ * count of 1. */
 void ilk_contention_reset(void);
 
 #endif

@@ -24,12 +24,15 @@ public struct ContentionProfile: Sendable {
         public var totalWait: Duration
         /// The longest recorded wait.
         public var maxWait: Duration
-        /// How long the waiters then held the lock, summed (mutexes: `Lock`, `RecursiveLock`,
-        /// `Condition`, `ConditionLock`, `Locked`, `synchronized`; zero for the others).
+        /// How long the waiters then held the lock, summed (the mutexes: `Lock`, `RecursiveLock`,
+        /// `Condition`, `ConditionLock`, `Locked`; zero for the others, whose releases have no
+        /// slow path to measure them on).
         public var totalHoldAfterWait: Duration
         /// How many of the waits' holds were measured (the release was seen).
         public var holdsMeasured: Int
-        /// Where the waits came from: the waiting call's frames, innermost first.
+        /// Where the waits came from: the waiting call's frames, innermost first. For task waits
+        /// (`.async` kinds) the frames of the first wait on the primitive: task waits are not
+        /// told apart by caller.
         public var backtrace: [String]
         /// Whether every frame of `backtrace` was named by a symbol (else some read `file+0x…`).
         public var isSymbolized: Bool
@@ -122,33 +125,39 @@ public struct ContentionProfile: Sendable {
         let space = frame.index(before: open)
         let inside = frame[frame.index(after: open)..<frame.index(before: frame.endIndex)]
         guard frame[space] == " ", let colon = inside.lastIndex(of: ":"),
-            inside[inside.index(after: colon)...].allSatisfy({ $0.isNumber })
+            case let digits = inside[inside.index(after: colon)...], !digits.isEmpty,
+            digits.allSatisfy({ $0.isNumber })
         else { return frame }
         return String(frame[..<space])
     }
 
-    /// `812 ns`, `1.87 ms`, `2.01 s`.
+    /// `812 ns`, `1.87 ms`, `25.1 ms`, `491 ms`, `2.01 s`: three significant digits, the unit
+    /// chosen after rounding (999,999 ns is `1.00 ms`).
     static func _format(_ duration: Duration) -> String {
-        let nanos = Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
-        func fixed(_ value: Double, _ unit: String) -> String {
-            let digits = value >= 100 ? 0 : (value >= 10 ? 1 : 2)
-            var scaled = (value * pow10(digits)).rounded() / pow10(digits)
-            if digits == 0 { scaled = scaled.rounded() }
-            let text = digits == 0 ? String(Int(scaled)) : String(scaled)
-            return text + " " + unit
+        let (seconds, attoseconds) = duration.components
+        var nanos = Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+        if nanos < 0 { nanos = 0 }
+        if nanos.rounded() < 1_000 { return "\(Int(nanos.rounded())) ns" }
+        let units: [(String, Double)] = [("µs", 1e3), ("ms", 1e6), ("s", 1e9)]
+        for (index, (unit, scale)) in units.enumerated() {
+            let value = nanos / scale
+            let decimals = value < 9.995 ? 2 : (value < 99.95 ? 1 : 0)
+            let factor = [1.0, 10.0, 100.0][decimals]
+            let rounded = (value * factor).rounded() / factor
+            if rounded >= 1_000 && index < units.count - 1 { continue }
+            let whole = Int(rounded)
+            guard decimals > 0 else { return "\(whole) \(unit)" }
+            let fraction = Int(((rounded - Double(whole)) * factor).rounded())
+            let digits = String(fraction)
+            return "\(whole)." + String(repeating: "0", count: decimals - digits.count) + digits + " " + unit
         }
-        if nanos < 1_000 { return "\(Int(nanos)) ns" }
-        if nanos < 1_000_000 { return fixed(nanos / 1e3, "µs") }
-        if nanos < 1_000_000_000 { return fixed(nanos / 1e6, "ms") }
-        return fixed(nanos / 1e9, "s")
+        return "\(Int(nanos / 1e9)) s"
     }
 
-    private static func pow10(_ n: Int) -> Double { n == 0 ? 1 : (n == 1 ? 10 : 100) }
-
-    /// The lock's description, kind and frames of a published site.
-    static func _describe(_ site: ilk_contention_site, index: Int32) -> (
-        lock: String, kind: String, backtrace: [String], symbolized: Bool
-    ) {
+    /// The lock's description, kind and frames of the published site `index` (nil: unpublished).
+    static func _describe(index: Int32) -> (lock: String, kind: String, backtrace: [String], symbolized: Bool)? {
+        var site = ilk_contention_key()
+        guard ilk_contention_site_key(index, &site) != 0 else { return nil }
         let kind = _ContentionKind.of(raw: site.kind)
         let kindLabel = kind?.label ?? "other"
         let addresses: [UnsafeRawPointer] = withUnsafeBytes(of: site.frames) { raw in
@@ -187,7 +196,7 @@ public struct ContentionProfile: Sendable {
             let maxNs = ilk_atomic_load_u64(&mutable.pointee.max_wait_ns, ILK_ORDER_RELAXED)
             let holdNs = ilk_atomic_load_u64(&mutable.pointee.hold_ns, ILK_ORDER_RELAXED)
             let holds = ilk_atomic_load_u64(&mutable.pointee.holds, ILK_ORDER_RELAXED)
-            let description = _describe(pointer.pointee, index: Int32(index))
+            guard let description = _describe(index: Int32(index)) else { continue }
             let key =
                 description.kind + "\u{0}" + description.lock + "\u{0}"
                 + description.backtrace.joined(separator: "\u{0}")

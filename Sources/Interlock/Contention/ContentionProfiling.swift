@@ -131,8 +131,7 @@ internal enum _ContentionWarning {
     /// INTERLOCK_HOLD_WARN_MS: the hold of the site's lock, where it was taken, and where the
     /// holder releases it (the calling thread, now).
     static func printHold(site index: Int32, hold: Int64, threshold: Int64) {
-        guard let site = ilk_contention_site_at(index) else { return }
-        let description = ContentionProfile._describe(site.pointee, index: index)
+        guard let description = ContentionProfile._describe(index: index) else { return }
         let released = _ContentionSymbols.current()
         var text =
             "Interlock: \(description.kind) \(description.lock) held \(ContentionProfile._format(.nanoseconds(hold)))"

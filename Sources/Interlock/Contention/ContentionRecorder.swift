@@ -32,9 +32,14 @@
 //     waiters"); it costs the holder's release one futex wake that may find nobody.
 //   - A thread inside the profiler (reading a name, recording) is not profiled itself: the
 //     reentrancy guard makes its own waits unsampled.
-//   - A hold is measured by the thread that took the lock; a Lock released by another thread
-//     (allowed: a Lock has no owner) leaves its entry behind until the taking thread's list of
-//     eight wraps, and that hold is not counted.
+//   - A hold in progress lives in one table keyed by the mutex word (ilk_contention.c), so the
+//     release ends it on whichever thread makes it (a Lock may be released by another thread).
+//   - Warnings are printed after the release has freed the word and woken a waiter, so that the
+//     profiler's printing never lengthens the time nobody can take the mutex.
+//   - Task waits are keyed by the primitive, not by the awaiting caller: when the wait ends, the
+//     callers are async frames that a frame-pointer walk does not follow on Linux (the runtime
+//     finds them from symbol tables), so all task waits on one primitive form one site, shown
+//     with the stack captured by its first wait.
 #if INTERLOCK_CONTENTION
 import CInterlock
 import CInterlockContention
@@ -199,10 +204,21 @@ internal enum _Contention {
         return site
     }
 
-    /// The unlock's slow path of a mutex word, when on: ends the calling thread's hold of
-    /// `word` if it tracks one.
+    /// What a release found to warn about, printed once the mutex is free (`warn`).
+    @usableFromInline
+    internal enum _HoldWarning {
+        /// A waiter then held the lock `hold` ns (site `site`).
+        case held(site: Int32, hold: Int64, threshold: Int64)
+        /// A holder that did not wait kept a noted waiter waiting `waited` ns on `lock`.
+        case keptWaiting(lock: Unmanaged<AnyObject>, waited: Int64, threshold: Int64)
+    }
+
+    /// The unlock's slow path of a mutex word, when on, before the word is freed: ends the hold
+    /// of `word` recorded at its acquisition (by whichever thread took it), and takes a waiter's
+    /// note. Returns what to warn about, for `warn` once the mutex is free: printing (a
+    /// symbolication, a write to standard error) must not extend the time nobody can take it.
     @usableFromInline @inline(never)
-    static func released(_ word: UnsafeMutablePointer<UInt32>) {
+    static func released(_ word: UnsafeMutablePointer<UInt32>) -> _HoldWarning? {
         let now = ilk_clock_monotonic_ns()
         let threshold = ilk_contention_hold_warn_ns()
         // A noted wait ends here for warnings (hold warnings on): taken even when unused below,
@@ -215,28 +231,35 @@ internal enum _Contention {
             let hold = now - since
             ilk_contention_add_hold(site, hold)
             if threshold > 0 && hold > threshold {
-                if ilk_contention_claim_warning(site) != 0 {
-                    guard ilk_contention_enter() == 0 else { return }
-                    defer { ilk_contention_leave() }
-                    _ContentionWarning.printHold(site: site, hold: hold, threshold: threshold)
-                }
-                return
+                return ilk_contention_claim_warning(site) != 0
+                    ? .held(site: site, hold: hold, threshold: threshold) : nil
             }
         }
         // A holder that took the mutex without waiting: a waiter noted when it began to wait.
         if waitedSince > 0 && now - waitedSince > threshold, let waitedOn {
-            guard ilk_contention_enter() == 0 else { return }
-            defer { ilk_contention_leave() }
-            // SAFETY: a note with a start is made by a waiter that holds a reference to the
-            // object containing `word`, and stores it with every note; that object is the one
-            // this thread is releasing, alive for the call.
-            let lock = Unmanaged<AnyObject>.fromOpaque(waitedOn).takeUnretainedValue()
-            _ContentionWarning.printHeldWhileWaited(lock, waited: now - waitedSince, threshold: threshold)
+            // SAFETY: the note's object is stored by the noted waiters, which keep it alive while
+            // noted, under the slot's lock with the word (ilk_contention.c); it contains `word`,
+            // so it is the object this thread is releasing, alive for its call.
+            return .keptWaiting(
+                lock: Unmanaged<AnyObject>.fromOpaque(waitedOn), waited: now - waitedSince, threshold: threshold)
+        }
+        return nil
+    }
+
+    /// Prints what `released` found, after the release (the releasing call keeps the lock alive).
+    @usableFromInline @inline(never)
+    static func warn(_ warning: _HoldWarning) {
+        guard ilk_contention_enter() == 0 else { return }
+        defer { ilk_contention_leave() }
+        switch warning {
+        case .held(let site, let hold, let threshold):
+            _ContentionWarning.printHold(site: site, hold: hold, threshold: threshold)
+        case .keptWaiting(let lock, let waited, let threshold):
+            _ContentionWarning.printHeldWhileWaited(lock.takeUnretainedValue(), waited: waited, threshold: threshold)
         }
     }
 
-    /// The unlock's slow path's test: on, and the calling thread tracks a hold or hold warnings
-    /// are on.
+    /// The unlock's slow path's test: on, and some hold is in progress or hold warnings are on.
     @inline(__always)
     static var tracksHolds: Bool {
         ilk_contention_state_cached() == 2

@@ -56,7 +56,8 @@ internal struct _ContentionSettings: Sendable {
     private static func parse(_ variable: String, _ value: String?, offValues: Bool) -> Int {
         guard let value, !value.isEmpty else { return 0 }
         if offValues && (value == "0" || value == "off") { return 0 }
-        guard let number = Int(value), number > 0 else {
+        // At most a year of milliseconds: a nanosecond threshold must fit in 64 bits.
+        guard let number = Int(value), number > 0, number <= 31_536_000_000 else {
             // fatalError, not preconditionFailure: -O builds drop a precondition's message.
             fatalError(
                 "ContentionProfiling: \(variable)=\(value) is not "

@@ -64,7 +64,7 @@ extension DistributedLock {
         if try tryLock() { return true }
         // A first attempt that failed makes this a contended acquisition (ContentionRecorder.swift).
         let probe = _Contention.begin()
-        let taken = try await _lock(before: deadline, pollInterval: pollInterval, beforePause: {})
+        let taken = try await _lock(before: deadline, pollInterval: pollInterval, firstTried: true, beforePause: {})
         if probe != 0 && taken { _Contention.end(probe, .distributedLock, address: _contentionKey, label: path) }
         return taken
         #else
@@ -78,10 +78,13 @@ extension DistributedLock {
     internal func _lock(
         before deadline: ContinuousClock.Instant,
         pollInterval: Duration,
+        firstTried: Bool = false,
         beforePause: () -> Void
     ) async throws -> Bool {
+        var tried = firstTried  // the caller made the first attempt (contention profiling)
         while true {
-            if try tryLock() { return true }
+            if !tried, try tryLock() { return true }
+            tried = false
             let now = ContinuousClock.now
             if now >= deadline { return false }
             let wake = now + Self.pollPause(pollInterval, before: deadline, now: now)

@@ -316,18 +316,23 @@ public final class DistributedLock: @unchecked Sendable {
         if try tryLock() { return true }
         // A first attempt that failed makes this a contended acquisition (ContentionRecorder.swift).
         let probe = _Contention.begin()
-        let taken = try _poll(before: deadline, pollInterval: pollInterval)
+        let taken = try _poll(before: deadline, pollInterval: pollInterval, firstTried: true)
         if probe != 0 && taken { _Contention.end(probe, .distributedLock, address: _contentionKey, label: path) }
         return taken
         #else
-        return try _poll(before: deadline, pollInterval: pollInterval)
+        return try _poll(before: deadline, pollInterval: pollInterval, firstTried: false)
         #endif
     }
 
-    /// `lock(before:pollInterval:)`'s loop of attempts and pauses.
-    internal func _poll(before deadline: ContinuousClock.Instant, pollInterval: Duration) throws -> Bool {
+    /// `lock(before:pollInterval:)`'s loop of attempts and pauses; `firstTried`: the caller made
+    /// the first attempt, so the loop starts with the deadline check and a pause.
+    internal func _poll(
+        before deadline: ContinuousClock.Instant, pollInterval: Duration, firstTried: Bool
+    ) throws -> Bool {
+        var tried = firstTried
         while true {
-            if try tryLock() { return true }
+            if !tried, try tryLock() { return true }
+            tried = false
             let now = ContinuousClock.now
             if now >= deadline { return false }
             _DLSys.sleep(Self.pollPause(pollInterval, before: deadline, now: now))

@@ -156,8 +156,9 @@ internal enum _MutexWord {
             return false
         }
         #if INTERLOCK_CONTENTION
-        // A hold that began after a recorded wait ends here (ContentionRecorder.swift).
-        if _slowPath(_Contention.tracksHolds) { _Contention.released(word) }
+        // A hold that began after a recorded wait ends here (ContentionRecorder.swift); a
+        // warning about it is printed once the word is free.
+        let warning = _slowPath(_Contention.tracksHolds) ? _Contention.released(word) : nil
         #endif
         // The word went 2 -> 1 and nobody can take it from 1 (the CAS wants 0): free it.
         _inject(.mutexUnlockStore)
@@ -165,6 +166,9 @@ internal enum _MutexWord {
         ilk_atomic_store_u32(word, 0, ILK_ORDER_RELEASE)
         // Someone may be parked; wake exactly one (no thundering herd).
         _Futex.wakeOne(word, for: user)
+        #if INTERLOCK_CONTENTION
+        if let warning { _Contention.warn(warning) }
+        #endif
         return true
     }
 

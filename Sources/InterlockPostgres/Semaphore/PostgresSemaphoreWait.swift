@@ -166,8 +166,8 @@ extension _PostgresSession {
         }
         guard ContinuousClock.now < deadline else { return nil }
         try Task.checkCancellation()
-        let probe = _PGContention.begin()
         let connection = try await connectionAsync(for: operation, box: box)
+        let probe = _PGContention.begin()
         let channel = _PostgresSemaphoreSQL.channel(name: name)
         do {
             for statement in _PostgresSemaphoreSQL.beginWaiting(channel: channel, waitKey: key) {

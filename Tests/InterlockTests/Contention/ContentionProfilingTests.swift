@@ -202,6 +202,32 @@ struct ContentionProfilingTests {
         showChild(result)
     }
 
+    @Test("a Lock taken after a wait and released by another thread ends its hold there")
+    func crossThreadRelease() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            setContention("1")
+            let lock = Lock()
+            lock.name = "handed"
+            // Each round the worker takes the lock after a wait and keeps it; this thread
+            // releases the worker's hold (a Lock has no owner) before taking it again.
+            var workerHolds = false
+            forceContention(
+                rounds: 3,
+                hold: {
+                    if workerHolds { lock.unlock() }
+                    workerHolds = true
+                    lock.lock()
+                },
+                release: { lock.unlock() },
+                worker: { lock.lock() })
+            lock.unlock()
+            let site = ContentionProfiling.snapshot().sites.first { $0.lock == "\"handed\"" }
+            require(site?.contendedAcquisitions == 3, "waits: \(String(describing: site))")
+            require(site?.holdsMeasured == 3, "holds measured across threads: \(String(describing: site))")
+        }
+        showChild(result)
+    }
+
     @Test("the records of threads that have exited stay in the profile")
     func exitedThreads() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
@@ -407,5 +433,31 @@ func readWholeFile(_ path: String) -> String? {
         text += String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
     return text
+}
+#endif
+
+#if INTERLOCK_CONTENTION
+@Suite("Contention profiling: formatting")
+struct ContentionFormattingTests {
+    @Test("durations print with three significant digits, the unit chosen after rounding")
+    func durations() {
+        #expect(ContentionProfile._format(.nanoseconds(812)) == "812 ns")
+        #expect(ContentionProfile._format(.nanoseconds(999)) == "999 ns")
+        #expect(ContentionProfile._format(.nanoseconds(1_500_000)) == "1.50 ms")
+        #expect(ContentionProfile._format(.nanoseconds(1_870_000)) == "1.87 ms")
+        #expect(ContentionProfile._format(.nanoseconds(25_100_000)) == "25.1 ms")
+        #expect(ContentionProfile._format(.nanoseconds(999_999)) == "1.00 ms")
+        #expect(ContentionProfile._format(.nanoseconds(99_996)) == "100 µs")
+        #expect(ContentionProfile._format(.nanoseconds(999_600_000)) == "1.00 s")
+        #expect(ContentionProfile._format(.seconds(2_000)) == "2000 s")
+    }
+
+    @Test("folded frames lose their source location only when it is one")
+    func foldedFrames() {
+        #expect(ContentionProfile._withoutLocation("Service.lookup(_:) (main.swift:32)") == "Service.lookup(_:)")
+        #expect(ContentionProfile._withoutLocation("f (x:)") == "f (x:)")
+        #expect(ContentionProfile._withoutLocation("Lock.lock()") == "Lock.lock()")
+        #expect(ContentionProfile._foldedFrame("a;b") == "a:b")
+    }
 }
 #endif
