@@ -30,9 +30,9 @@ public struct ContentionProfile: Sendable {
         public var totalHoldAfterWait: Duration
         /// How many of the waits' holds were measured (the release was seen).
         public var holdsMeasured: Int
-        /// Where the waits came from: the waiting call's frames, innermost first. For task waits
-        /// (`.async` kinds) the frames of the first wait on the primitive: task waits are not
-        /// told apart by caller.
+        /// Where the waits came from: the waiting call's frames, innermost first. Task waits
+        /// (`.async` kinds) are not told apart by caller: inside a task on Linux no stack walk
+        /// reaches the awaiting callers, so these are the frames of the thread that resumed it.
         public var backtrace: [String]
         /// Whether every frame of `backtrace` was named by a symbol (else some read `file+0x…`).
         public var isSymbolized: Bool

@@ -37,9 +37,10 @@
 //   - Warnings are printed after the release has freed the word and woken a waiter, so that the
 //     profiler's printing never lengthens the time nobody can take the mutex.
 //   - Task waits are keyed by the primitive, not by the awaiting caller: when the wait ends, the
-//     callers are async frames that a frame-pointer walk does not follow on Linux (the runtime
-//     finds them from symbol tables), so all task waits on one primitive form one site, shown
-//     with the stack captured by its first wait.
+//     callers are async frames that a frame-pointer walk does not follow on Linux, and Swift's
+//     own Backtrace.capture() returns a single frame inside a task there (Swift 6.3.1; its
+//     `.fast` algorithm crashed in a test program), so all task waits on one primitive form one
+//     site.
 #if INTERLOCK_CONTENTION
 import CInterlock
 import CInterlockContention
