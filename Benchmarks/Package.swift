@@ -115,14 +115,19 @@ package.targets += [
         name: "CBoostQueuePeers",
         path: "Sources/CBoostQueuePeers"
     ),
+    // The contenders and the workloads' thread code, shared with Interleaved.
+    .target(
+        name: "QueueContenders",
+        dependencies: [.product(name: "Interlock", package: "Interlock"), "CQueuePeers", "CBoostQueuePeers"],
+        path: "Sources/QueueContenders"
+    ),
     .executableTarget(
         name: "QueueBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
             "BenchmarkConfiguration",
             .product(name: "Interlock", package: "Interlock"),
-            "CQueuePeers",
-            "CBoostQueuePeers",
+            "QueueContenders",
             "BenchmarkSupport",
         ],
         path: "Benchmarks/QueueBenchmarks",
@@ -160,15 +165,23 @@ package.targets += [
         name: "LockPeers",
         path: "Sources/LockPeers"
     ),
+    // The contenders, shared with Interleaved (its lock workloads).
+    .target(
+        name: "LockContenders",
+        dependencies: [
+            .product(name: "Interlock", package: "Interlock"),
+            .product(name: "InterlockCompat", package: "Interlock"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            "LockPeers",
+        ],
+        path: "Sources/LockContenders"
+    ),
     .executableTarget(
         name: "LocksBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
             "BenchmarkConfiguration",
-            .product(name: "Interlock", package: "Interlock"),
-            .product(name: "InterlockCompat", package: "Interlock"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            "LockPeers",
+            "LockContenders",
             "BenchmarkSupport",
         ],
         path: "Benchmarks/LocksBenchmarks",
@@ -235,19 +248,25 @@ package.targets += [
 // synchronized(_:_:): against NSRecursiveLock per object in a dictionary and one global
 // NSRecursiveLock.
 package.targets += [
+    // The contenders, shared with Interleaved.
+    .target(
+        name: "SynchronizedContenders",
+        dependencies: [.product(name: "Interlock", package: "Interlock")],
+        path: "Sources/SynchronizedContenders"
+    ),
     .executableTarget(
         name: "SynchronizedBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
             "BenchmarkConfiguration",
-            .product(name: "Interlock", package: "Interlock"),
+            "SynchronizedContenders",
             "BenchmarkSupport",
         ],
         path: "Benchmarks/SynchronizedBenchmarks",
         plugins: [
             .plugin(name: "BenchmarkPlugin", package: "benchmark")
         ]
-    )
+    ),
 ]
 
 // PostgresLock (InterlockPostgres): tryLock+unlock against a throwaway PostgreSQL server that
@@ -291,7 +310,7 @@ package.targets += [
 ]
 
 // The semaphore and group contenders (Interlock, Dispatch, POSIX), shared by WaitingBenchmarks and
-// Interleaved; and Interleaved itself: the waiting workloads whose rows package-benchmark's
+// Interleaved; and Interleaved itself: the waiting and lock workloads whose rows package-benchmark's
 // back-to-back contenders leave bimodal under load, run as interleaved rounds (one round runs every
 // contender once), medians reported (Benchmarks/README.md, "Interleaved rounds").
 package.targets += [
@@ -308,6 +327,9 @@ package.targets += [
             "BenchmarkSupport",
             "WaitingContenders",
             "ChannelContenders",
+            "LockContenders",
+            "QueueContenders",
+            "SynchronizedContenders",
         ],
         path: "Sources/Interleaved"
     ),

@@ -5,7 +5,7 @@
 #   scripts/bench-loaded.sh [--interleaved] [LOAD ...]
 #                                           LOAD: quiet | nice | same | neighbour (default: all four)
 #
-#   --interleaved  run Benchmarks/Sources/Interleaved (the waiting workloads as interleaved rounds,
+#   --interleaved  run Benchmarks/Sources/Interleaved (the contended workloads as interleaved rounds,
 #                  medians; INTERLEAVED_ARGS passes it options) instead of package-benchmark, and
 #                  print its tables for every load
 #

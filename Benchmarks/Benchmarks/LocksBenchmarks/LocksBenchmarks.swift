@@ -41,6 +41,7 @@
 import Benchmark
 import BenchmarkConfiguration
 import BenchmarkSupport
+import LockContenders
 
 /// Operations per iteration, over all threads.
 let operationsPerIteration = 1_000

@@ -11,7 +11,8 @@
 // iteration and start together. The scaling factor equals that count, so package-benchmark's
 // scaled wall clock is the time per transferred element of the whole system, and its
 // throughput is transfers per second. Each iteration ends with the container empty.
-// Consumers that find the container empty spin and yield every 64 attempts (QueueContender.swift),
+// Consumers that find the container empty spin and yield every 64 attempts
+// (Sources/QueueContenders/QueueContender.swift),
 // the same for every contender. On a 2-core machine the 4-thread workloads are oversubscribed:
 // that is part of what they measure (a lock-free design must not collapse when a thread is
 // preempted).
@@ -26,6 +27,7 @@ import Benchmark
 import BenchmarkConfiguration
 import BenchmarkSupport
 import Interlock
+import QueueContenders
 import Synchronization
 
 /// Elements transferred per measured iteration, over all threads; equals the scaling factor.

@@ -5,6 +5,11 @@
 // Workloads (the body adds one to a plain Int kept beside each object):
 //   "synchronized one object / 1 thread"        uncontended
 //   "synchronized nested twice / 1 thread"      synchronized(x) { synchronized(x) { ... } }
+//   "synchronized 1,000 objects in turn / 1 thread"
+//                                               one call on each of 1,000 objects, round and
+//                                               round: a per-object lock is a line of its own
+//                                               per object (the working set outgrows L1), one
+//                                               global lock stays one hot line
 //   "synchronized one object / 2 threads"       both threads on one object
 //   "synchronized own object / 4 threads"       each thread on an object of its own (four
 //                                               threads oversubscribe the 2 cores): per-object
@@ -16,6 +21,7 @@
 import Benchmark
 import BenchmarkConfiguration
 import BenchmarkSupport
+import SynchronizedContenders
 
 var synchronizedConfiguration: Benchmark.Configuration {
     Benchmark.Configuration.interlock(warmupIterations: 20, maxDuration: .milliseconds(1_000), maxIterations: 20_000)
@@ -50,6 +56,20 @@ func registerSynchronized<C: SynchronizedContender>(_: C.Type) {
             }
         }, check: { rounds in precondition(nested.count == rounds * operations, "\(C.contenderName): lost increments") }
     )
+
+    let many = (0..<operations).map { _ in Guarded() }
+    register(
+        "synchronized 1,000 objects in turn / 1 thread / \(C.contenderName)", threads: 1,
+        work: { _ in
+            for i in 0..<operations {
+                let object = many[i]
+                contender.synchronized(object) { object.count += 1 }
+            }
+        },
+        check: { rounds in
+            precondition(
+                many.reduce(0) { $0 + $1.count } == rounds * operations, "\(C.contenderName): lost increments")
+        })
 
     let shared = Guarded()
     register(

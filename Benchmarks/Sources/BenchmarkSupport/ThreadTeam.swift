@@ -52,6 +52,8 @@ import Darwin
 public final class ThreadTeam: @unchecked Sendable {
     /// The number of threads that run each round, the caller included.
     public let threadCount: Int
+    /// Whether idle threads nap (see ``init(threads:placement:idleNaps:work:)``).
+    public let idleNaps: Bool
 
     /// How the team's threads are placed on the CPUs.
     public let placement: ThreadPlacement
@@ -120,13 +122,18 @@ public final class ThreadTeam: @unchecked Sendable {
     ///   - threads: how many threads, the caller included.
     ///   - placement: how to place the threads on the CPUs (Placement.swift); by default what
     ///     `ILK_BENCH_PLACEMENT` asks for.
+    ///   - idleNaps: whether a thread with nothing to do (a helper between rounds or done with
+    ///     its share, the caller waiting for the helpers) naps once its spin and 64 yields have
+    ///     not ended the wait, instead of yielding on (see ``wait(naps:until:)``).
     ///   - work: the round's work, called with the thread's index.
     public init(
-        threads: Int, placement: ThreadPlacement = .requested, work: @escaping @Sendable (_ threadIndex: Int) -> Void
+        threads: Int, placement: ThreadPlacement = .requested, idleNaps: Bool = false,
+        work: @escaping @Sendable (_ threadIndex: Int) -> Void
     ) {
         precondition(threads >= 1, "ThreadTeam: a team needs at least one thread, got \(threads)")
         self.threadCount = threads
         self.placement = placement
+        self.idleNaps = idleNaps
         self.work = work
     }
 
@@ -241,11 +248,11 @@ public final class ThreadTeam: @unchecked Sendable {
         // Release: pairs with the helpers' acquire load of `generation`.
         generation.wrappingAdd(1, ordering: .releasing)
         // Acquire: pairs with each helper's release increment of `startedCount`.
-        Self.wait { startedCount.load(ordering: .acquiring) == helperCount }
+        Self.wait(naps: idleNaps) { startedCount.load(ordering: .acquiring) == helperCount }
         callerShare()
         // Acquire: pairs with each helper's release increment of `finishedCount`, so the
         // helpers' work happens before this returns.
-        Self.wait { finishedCount.load(ordering: .acquiring) == helperCount }
+        Self.wait(naps: idleNaps) { finishedCount.load(ordering: .acquiring) == helperCount }
     }
 
     /// Stops and joins the helper threads. The team can be started again afterwards.
@@ -275,7 +282,7 @@ public final class ThreadTeam: @unchecked Sendable {
         var seenGeneration = seenGeneration
         while true {
             var current = seenGeneration
-            Self.wait {
+            Self.wait(naps: idleNaps) {
                 // Acquire: pairs with the release increment in round() and stop().
                 current = generation.load(ordering: .acquiring)
                 return current != seenGeneration
@@ -310,13 +317,24 @@ public final class ThreadTeam: @unchecked Sendable {
         }
     }
 
-    /// Spins on `condition`, yielding the processor once the spin has lasted a while.
+    /// Spins on `condition`, yielding the processor once the spin has lasted a while; with
+    /// `naps`, sleeping 50 us at a time once 64 yields have not ended the wait either.
+    ///
+    /// Why naps: beside busy loops at the same priority, a thread that yields on stays runnable
+    /// and keeps its share of the processors, which it takes from the team's threads still at
+    /// work. A 1-producer, 1-consumer queue whose producer finishes first then measures the
+    /// producer's yield loop as much as the queue (`perf`: 25 % of the samples of the
+    /// interleaved LIFO rows in the helpers' wait). Package-benchmark's rounds of a few
+    /// microseconds keep the yield (a nap's wake-up would be most of such a round); the
+    /// interleaved runner's rounds of tens of milliseconds nap.
     @inline(__always)
-    private static func wait(until condition: () -> Bool) {
+    private static func wait(naps: Bool, until condition: () -> Bool) {
         var spins = 0
         while !condition() {
             spins &+= 1
-            if spins > 2_000 { sched_yield() }
+            if spins > 2_000 {
+                if naps && spins > 2_064 { usleep(50) } else { sched_yield() }
+            }
         }
     }
 }

@@ -1,4 +1,4 @@
-// Interleaved: the waiting workloads as interleaved rounds (Rounds.swift), for the rows that
+// Interleaved: the waiting and lock workloads as interleaved rounds (Rounds.swift), for the rows that
 // package-benchmark's back-to-back contenders make bimodal on a loaded machine. Run it beside a
 // load with `make bench-interleaved` (scripts/bench-loaded.sh --interleaved), or alone:
 //
@@ -14,7 +14,10 @@ struct Interleaved: ParsableCommand {
     @Option(help: "Rounds; each runs every contender of a workload once.")
     var rounds = 9
 
-    @Option(help: "Operations per contender and round (a tenth of it for the hand-off and the fork-join).")
+    @Option(
+        help:
+            "Operations per contender and round (a tenth of it for the hand-off and the fork-join, ten times it for the locks)."
+    )
     var operations = 100_000
 
     @Option(help: "Run only the workloads whose name contains this text.")
@@ -40,10 +43,14 @@ struct Interleaved: ParsableCommand {
         guard !workloads.isEmpty else { throw ValidationError("no workload's name contains '\(filter ?? "")'") }
         if let label { print("## \(label)\n") }
         print("\(rounds) interleaved rounds per workload; medians.\n")
+        var summary: [String] = []
         for workload in workloads {
             let count = Swift.max(4, Int(Double(operations) * workload.scale))
             let figures = measure(workload, rounds: rounds, operations: count)
-            print(table(workload, figures, operations: count))
+            let (text, lines) = table(workload, figures, operations: count)
+            print(text)
+            summary += lines
         }
+        print(summaryTable(summary, label: label))
     }
 }

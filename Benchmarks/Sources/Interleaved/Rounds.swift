@@ -7,6 +7,18 @@
 // Per run: wall time (CLOCK_MONOTONIC through ContinuousClock) and the process's CPU time around
 // team.round(); divided by the operations. The ratios: Interlock's median over the fastest
 // (wall) and the most frugal (CPU) peer's median.
+//
+// Every team naps when idle (ThreadTeam's idleNaps): a thread done with its share sleeps
+// instead of yielding on, so that beside a load it does not take processor time from the
+// threads still at work.
+//
+// The interconnect state (BenchmarkSupport/Interconnect.swift) is probed, untimed, before each
+// run of a team of two or more threads and the run filed as near or far (a round trip below or
+// above 160 ns). No run waits for a state: a loaded machine seldom offers the one asked for,
+// and the far state is a real machine's too (two cores on different dies). The tables give the
+// medians of each state beside the overall one, so that a ratio that flips with the state shows
+// it: anything that moves lines between threads costs 3-5 times more far than near on the
+// development VM, and spinning and sleeping waiters pay it differently.
 
 import BenchmarkSupport
 
@@ -14,6 +26,13 @@ import BenchmarkSupport
 struct Figures {
     var wall: [Double] = []
     var cpu: [Double] = []
+    /// Per run: whether the interconnect read near before it (`nil`: not probed, one thread).
+    var near: [Bool?] = []
+
+    /// The wall times of the runs that read `near` (or far).
+    func wall(near state: Bool) -> [Double] {
+        zip(wall, near).compactMap { $0.1 == state ? $0.0 : nil }
+    }
 
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
@@ -39,6 +58,7 @@ func measure(_ workload: Workload, rounds: Int, operations: Int) -> [Figures] {
             // yield, which would load the machine for the others (a first version that kept
             // every team started read 6,347 ns per Semaphore hand-off, against 219 in the tables).
             run.team.start()
+            let near = run.team.probeRoundTrip().map { $0 < InterconnectState.threshold }
             let cpuStart = processCPUNanoseconds()
             let elapsed = clock.measure { run.team.round() }
             let cpu = processCPUNanoseconds() - cpuStart
@@ -47,33 +67,71 @@ func measure(_ workload: Workload, rounds: Int, operations: Int) -> [Figures] {
             let wall = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
             figures[index].wall.append(wall / Double(operations))
             figures[index].cpu.append(Double(cpu) / Double(operations))
+            figures[index].near.append(near)
         }
     }
     return figures
 }
 
-/// The workload's table, in the layout of ratios.py's (Markdown).
-func table(_ workload: Workload, _ figures: [Figures], operations: Int) -> String {
+/// The workload's table, in the layout of ratios.py's (Markdown), and one summary line per
+/// Interlock contender (workload, contender, ratios overall, near and far).
+func table(_ workload: Workload, _ figures: [Figures], operations: Int) -> (table: String, summary: [String]) {
     let medians = figures.map { (wall: Figures.median($0.wall), cpu: Figures.median($0.cpu)) }
-    let peers = workload.contenders.indices.filter { !workload.contenders[$0].isInterlock }
+    // Peers with the contender's guarantees; an unlike reference (a channel that spins and never
+    // blocks) is listed with its figures but is nobody's fastest peer.
+    let peers = workload.contenders.indices.filter {
+        !workload.contenders[$0].isInterlock && !workload.contenders[$0].isUnlike
+    }
     let fastest = peers.min { medians[$0].wall < medians[$1].wall }
     let frugal = peers.min { medians[$0].cpu < medians[$1].cpu }
+    // The medians of the near and the far runs, and the ratios within each state.
+    let byState = [true, false].map { state in figures.map { Figures.median($0.wall(near: state)) } }
+    let fastestByState = byState.map { medians in
+        peers.filter { medians[$0].isFinite }.min { medians[$0] < medians[$1] }
+    }
     var lines = [
         "### \(workload.name)", "", "\(figures.first?.wall.count ?? 0) rounds of \(operations) operations.", "",
-        "| Contender | median ns/op | range ns/op | ratio to fastest peer | CPU ns/op | CPU ratio to most frugal peer |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| Contender | median ns/op | range ns/op | ratio to fastest peer | CPU ns/op | CPU ratio to most frugal peer "
+            + "| near: median (runs), ratio | far: median (runs), ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    var summary: [String] = []
     for (index, contender) in workload.contenders.enumerated() {
         var name = contender.isInterlock ? "**\(contender.name)**" : contender.name
         if index == fastest { name += " (fastest peer)" }
         let ratio = fastest.map { format(medians[index].wall / medians[$0].wall, digits: 3) } ?? "-"
         let cpuRatio = frugal.map { format(medians[index].cpu / medians[$0].cpu, digits: 3) } ?? "-"
         let range = "\(format(figures[index].wall.min() ?? .nan))-\(format(figures[index].wall.max() ?? .nan))"
+        let states = [true, false].enumerated().map { stateIndex, state in
+            let runs = figures[index].wall(near: state).count
+            guard runs > 0 else { return "-" }
+            let median = byState[stateIndex][index]
+            let stateRatio =
+                fastestByState[stateIndex].map { format(median / byState[stateIndex][$0], digits: 3) } ?? "-"
+            return "\(format(median)) (\(runs)), \(stateRatio)"
+        }
         lines.append(
-            "| \(name) | \(format(medians[index].wall)) | \(range) | \(ratio) | \(format(medians[index].cpu)) | \(cpuRatio) |"
+            "| \(name) | \(format(medians[index].wall)) | \(range) | \(ratio) | \(format(medians[index].cpu)) | \(cpuRatio) "
+                + "| \(states[0]) | \(states[1]) |"
         )
+        if contender.isInterlock {
+            let peer = fastest.map { workload.contenders[$0].name } ?? "-"
+            summary.append(
+                "| \(workload.name) | \(contender.name) | \(peer) | \(ratio) | \(cpuRatio) | \(states[0]) | \(states[1]) |"
+            )
+        }
     }
-    return lines.joined(separator: "\n") + "\n"
+    return (lines.joined(separator: "\n") + "\n", summary)
+}
+
+/// The summary table: every Interlock contender's ratios, one line each.
+func summaryTable(_ lines: [String], label: String?) -> String {
+    [
+        "### Summary\(label.map { ": \($0)" } ?? "")", "",
+        "| Workload | Interlock contender | fastest peer | ratio | CPU ratio | near: median (runs), ratio "
+            + "| far: median (runs), ratio |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ].joined(separator: "\n") + "\n" + lines.joined(separator: "\n") + "\n"
 }
 
 /// `value` with `digits` decimals below 100 and none above (the tables' style).

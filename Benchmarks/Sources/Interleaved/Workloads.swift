@@ -1,7 +1,8 @@
 // The workloads of the interleaved runner, with their contenders: the waiting rows whose
 // package-benchmark figures go bimodal beside a load (Benchmarks/README.md, "Interleaved
 // rounds"), each built on the same contender types as WaitingBenchmarks, so that a row here and
-// the row of the same name there measure the same code.
+// the row of the same name there measure the same code. The lock, synchronized and queue
+// workloads are in files of their own.
 //
 // One operation: a wait and a signal of one thread (pools), one item handed over (hand-off), one
 // fork-join (groups). Every workload checks its result after each run (units conserved, every
@@ -17,6 +18,8 @@ import WaitingContenders
 struct Contender {
     let name: String
     let isInterlock: Bool
+    /// An unlike reference, not a peer: shown, but never the fastest peer (Rounds.swift).
+    var isUnlike = false
     /// Creates the contender's objects and its team (not started); `operations` per round.
     let make: (_ operations: Int) -> Run
 }
@@ -47,18 +50,24 @@ func allWorkloads() -> [Workload] {
         channel(producers: 1, consumers: 1),
         channel(producers: 2, consumers: 2),
         channel(producers: 4, consumers: 4),
-    ]
+        channel(producers: 1, consumers: 1, capacity: 0),
+    ] + lockWorkloads() + synchronizedWorkloads() + queueWorkloads()
 }
 
-/// Producers send their share of `operations` elements through a channel of capacity 64 that
-/// consumers drain (as ChannelBenchmarks, in longer runs); one operation: one element.
-private func channel(producers: Int, consumers: Int) -> Workload {
+/// Producers send their share of `operations` elements through a channel of capacity 64 (or 0:
+/// a rendezvous, where each send returns once a receiver has taken its element) that consumers
+/// drain (as ChannelBenchmarks, in longer runs); one operation: one element. The rendezvous
+/// has no ck_ring row (ck_ring has no capacity 0) and a tenth of the operations (a hand-off
+/// through the kernel takes microseconds for some contender).
+private func channel(producers: Int, consumers: Int, capacity: Int = 64) -> Workload {
     func contender<C: ChannelContender>(_ type: C.Type) -> Contender {
-        Contender(name: type.contenderName, isInterlock: type == InterlockChannel.self) { operations in
-            let channel = type.init(capacity: 64)
+        Contender(
+            name: type.contenderName, isInterlock: type == InterlockChannel.self, isUnlike: type == CKRingChannel.self
+        ) { operations in
+            let channel = type.init(capacity: capacity)
             let taken = AtomicInt(0)
             let share = operations / producers
-            let team = ThreadTeam(threads: producers + consumers) { index in
+            let team = ThreadTeam(threads: producers + consumers, idleNaps: true) { index in
                 if index < producers {
                     for value in 1...share { channel.send(value) }
                 } else {
@@ -74,13 +83,14 @@ private func channel(producers: Int, consumers: Int) -> Workload {
             }
         }
     }
+    let kind = capacity == 0 ? "rendezvous 1P1C" : "\(producers)P\(consumers)C, capacity \(capacity)"
     return Workload(
-        name: "Channel \(producers)P\(consumers)C, capacity 64 / \(producers + consumers) threads",
-        threads: producers + consumers,
+        name: "Channel \(kind) / \(producers + consumers) threads",
+        threads: producers + consumers, scale: capacity == 0 ? 0.1 : 1,
         contenders: [
             contender(InterlockChannel.self), contender(CondvarRingChannel.self),
-            contender(DispatchSemaphoreChannel.self), contender(CKRingChannel.self),
-        ])
+            contender(DispatchSemaphoreChannel.self),
+        ] + (capacity == 0 ? [] : [contender(CKRingChannel.self)]))
 }
 
 private func semaphoreContenders(_ make: (any SemaphoreContender.Type) -> Contender) -> [Contender] {
@@ -100,7 +110,7 @@ private func semaphorePool(atomicIncrement: Bool) -> Workload {
                 let pool = type.init(value: 2)
                 let increments = AtomicInt(0)
                 let share = operations / threads
-                let team = ThreadTeam(threads: threads) { _ in
+                let team = ThreadTeam(threads: threads, idleNaps: true) { _ in
                     var sink = 0
                     for i in 0..<share {
                         pool.wait()
@@ -135,7 +145,7 @@ private func semaphoreHandOff() -> Workload {
             Contender(name: type.contenderName, isInterlock: type == InterlockSemaphore.self) { operations in
                 let items = type.init(value: 0)
                 let spaces = type.init(value: 1)
-                let team = ThreadTeam(threads: 2) { index in
+                let team = ThreadTeam(threads: 2, idleNaps: true) { index in
                     if index == 0 {
                         for _ in 0..<operations { spaces.wait(); items.signal() }
                     } else {
@@ -157,7 +167,7 @@ private func groupForkJoin() -> Workload {
     func contender<G: GroupContender>(_ type: G.Type) -> Contender {
         Contender(name: type.contenderName, isInterlock: type == InterlockWaitGroup.self) { operations in
             let forkJoin = ForkJoin<G>()
-            let team = ThreadTeam(threads: 4) { index in forkJoin.run(index, operations: operations) }
+            let team = ThreadTeam(threads: 4, idleNaps: true) { index in forkJoin.run(index, operations: operations) }
             return Run(team: team) {}
         }
     }

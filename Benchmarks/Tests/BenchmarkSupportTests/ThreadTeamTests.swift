@@ -69,6 +69,29 @@ struct ThreadTeamTests {
         team.stop()
     }
 
+    @Test("with idle naps, a caller that waits long enough to nap returns only when every helper has finished")
+    func idleNapsWaitForEveryShare() {
+        // The helpers' shares outlast the caller's spin and 64 yields (2 ms), so the caller's
+        // wait for them reaches its naps; between rounds the helpers nap for the next one.
+        let threads = 3
+        let slots = Slots(count: threads)
+        let team = ThreadTeam(threads: threads, idleNaps: true) { index in
+            if index != 0 { usleep(2_000) }
+            slots.values[index] += 1
+        }
+        #expect(team.idleNaps)
+        team.start()
+        for round in 1...10 {
+            team.round()
+            let counts = Array(slots.values)
+            #expect(counts == Array(repeating: round, count: threads), "after round \(round)")
+            if counts != Array(repeating: round, count: threads) { break }
+            usleep(3_000)  // the helpers, idle, reach their naps before the next round
+        }
+        team.stop()
+        #expect(team.completedRounds == 10)
+    }
+
     @Test("the shares of a round run at the same time")
     func sharesRunConcurrently() {
         // Each share waits (with a deadline) until every share of the round has arrived: this

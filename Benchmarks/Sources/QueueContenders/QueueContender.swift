@@ -8,6 +8,8 @@
 //
 // The workloads are generic over the contender and `@inline(__always)`, so each benchmark's
 // closure holds one specialized loop per contender: no protocol witness call, no existential.
+// Shared by QueueBenchmarks (package-benchmark) and Interleaved (interleaved rounds):
+// package-visible, every hot member inlinable.
 
 #if canImport(Glibc)
 import Glibc
@@ -18,13 +20,13 @@ import Darwin
 #endif
 
 /// Which end `take` removes from.
-enum QueueDiscipline: String, Sendable {
+package enum QueueDiscipline: String, Sendable {
     case fifo = "FIFO"
     case lifo = "LIFO"
 }
 
 /// One concurrent FIFO queue or LIFO stack of one library.
-protocol QueueContender: AnyObject, Sendable {
+package protocol QueueContender: AnyObject, Sendable {
     /// The contender's name in benchmark names: `<Workload> / <threads> / <contenderName>`.
     static var contenderName: String { get }
     /// FIFO (a queue) or LIFO (a stack).
@@ -38,7 +40,7 @@ protocol QueueContender: AnyObject, Sendable {
 }
 
 /// What the threads of one benchmark do with the container, per round.
-enum QueueWorkload: Sendable, CaseIterable {
+package enum QueueWorkload: Sendable, CaseIterable {
     /// 1 producer, 1 consumer: thread 0 puts every element, thread 1 takes them all.
     case oneProducerOneConsumer
     /// 2 producers, 2 consumers: threads 0–1 put half each, threads 2–3 take half each.
@@ -47,7 +49,7 @@ enum QueueWorkload: Sendable, CaseIterable {
     case fourAlternating
 
     /// Threads in the team.
-    var threads: Int {
+    package var threads: Int {
         switch self {
         case .oneProducerOneConsumer: 2
         case .twoProducersTwoConsumers, .fourAlternating: 4
@@ -55,7 +57,7 @@ enum QueueWorkload: Sendable, CaseIterable {
     }
 
     /// The workload's part of the benchmark name, e.g. "FIFO 1P/1C".
-    func name(_ discipline: QueueDiscipline) -> String {
+    package func name(_ discipline: QueueDiscipline) -> String {
         switch self {
         case .oneProducerOneConsumer: "\(discipline.rawValue) 1P/1C"
         case .twoProducersTwoConsumers: "\(discipline.rawValue) 2P/2C"
@@ -66,8 +68,8 @@ enum QueueWorkload: Sendable, CaseIterable {
     /// Runs thread `index`'s share of one round that transfers `transfers` elements.
     /// - Returns: the sum of the values this thread took, for `blackHole` (and so that no
     ///   take can be optimized away).
-    @inline(__always)
-    func run<Queue: QueueContender>(on queue: Queue, thread index: Int, transfers: Int) -> UInt {
+    @inlinable @inline(__always)
+    package func run<Queue: QueueContender>(on queue: Queue, thread index: Int, transfers: Int) -> UInt {
         switch self {
         case .oneProducerOneConsumer:
             if index == 0 {
@@ -100,8 +102,8 @@ enum QueueWorkload: Sendable, CaseIterable {
     /// Takes `count` elements, waiting for producers when the container is empty: spinning
     /// briefly, then yielding the processor every 64 failed attempts (the same policy for
     /// every contender, outside any contender's code).
-    @inline(__always)
-    static func takeAll<Queue: QueueContender>(from queue: Queue, count: Int) -> UInt {
+    @inlinable @inline(__always)
+    package static func takeAll<Queue: QueueContender>(from queue: Queue, count: Int) -> UInt {
         var sum: UInt = 0
         var taken = 0
         var failures = 0
