@@ -23,7 +23,8 @@ NAMING CONVENTION (every benchmark target in this package follows it):
   * A contender listed in REFERENCE_CONTENDERS is neither: shown in its group's table for scale,
     never the fastest peer, given no ratio. PostgresBenchmarks' "Interlock DistributedLock (local
     disk)" is one: a file lock on one host next to a lock on a server, so that PostgresLock's
-    peer is the bare libpq row (the same two round trips without Interlock).
+    peer is the bare libpq row (the same two round trips without Interlock). ChannelBenchmarks'
+    "Concurrency Kit ck_ring (spins)" is another: a non-blocking ring, an unlike comparison.
   * Time per operation = wall clock per iteration / scaling factor. Each benchmark performs
     `scalingFactor` operations per iteration (over all its threads), so this is the time per
     operation of the whole system, the inverse of its aggregate throughput.
@@ -69,6 +70,9 @@ CPU_METRIC = "processCPU"
 # Contenders shown for scale only: neither a subject nor a peer (see the module's docstring).
 REFERENCE_CONTENDERS = {
     "Interlock DistributedLock (local disk)",  # PostgresBenchmarks: a file lock beside a server's
+    # ChannelBenchmarks: a ring whose callers spin and never block, close or queue fairly; the
+    # blocking buffers are BoundedChannel's peers (Benchmarks/README.md, the channel section).
+    "Concurrency Kit ck_ring (spins)",
 }
 
 

@@ -155,6 +155,20 @@ class RatioTests(unittest.TestCase):
             self.assertEqual(ratios.subject_ratios([path], 50.0),
                              {("T", "tryLock+unlock", "1 thread", "Interlock PostgresLock"): 1.2})
 
+    def test_the_spinning_ring_is_no_channels_peer(self):
+        # ChannelBenchmarks: ck_ring is faster than every blocking buffer but is listed for scale;
+        # BoundedChannel is compared with the fastest blocking buffer.
+        entries = [
+            ("Channel 1P1C, capacity 64 / 2 threads / Interlock BoundedChannel", [80] * 3),
+            ("Channel 1P1C, capacity 64 / 2 threads / DispatchSemaphore bounded buffer", [160] * 3),
+            ("Channel 1P1C, capacity 64 / 2 threads / Concurrency Kit ck_ring (spins)", [40] * 3),
+        ]
+        run = self.run_script(baseline(entries))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("| T | Channel 1P1C, capacity 64 | 2 threads | Interlock BoundedChannel | 0.08 | DispatchSemaphore "
+                      "bounded buffer | 0.16 | 0.500 |", run.stdout)
+        self.assertIn("| Concurrency Kit ck_ring (spins) (reference, not compared) |", run.stdout)
+
     def test_loads_list_wall_and_cpu_ratios_per_load_and_the_worst(self):
         runs = {
             "quiet": [("H / 2 threads / Interlock X", [500], [600]), ("H / 2 threads / P", [1000], [1000])],
