@@ -10,7 +10,19 @@
  *   spare       at most one empty batch header, to start the next retire batch
  * Global, per class (each on its own 128-byte line): `ready`, a Treiber stack of batches whose
  * nodes are past a grace period, for threads that allocate more than they retire (producers),
- * and an approximate count of them (relaxed).
+ * and an approximate count of them (relaxed). Global, one for all classes: `empty`, a Treiber
+ * stack of at most ILK_POOL_EMPTY_CAP empty batch headers (allocation batches used up), which
+ * threads take to start a retire batch before they malloc one.
+ *
+ * Why the empty headers circulate: a header is 8 KiB, a large request for glibc's malloc, and
+ * a large request first merges every small chunk freed into the arena's fast bins
+ * (malloc_consolidate), a cost that grows with what the rest of the program has freed. Before,
+ * a consumer malloc'd a header per 1,022 nodes and the producer that emptied it retired it
+ * through ilk_rcu_retire: beside two busy loops, after the other queue benchmarks had run in
+ * the process, `perf` found 11 % of LockFreeStack's samples in malloc_consolidate under those
+ * two paths, and the stack rows read 1.9-3.2 of their fastest peer where they read 0.4-0.9
+ * beside the same loops in a process of their own; with the list they read 0.71-1.42 there
+ * (Benchmarks/README.md, "The lock-free containers beside a load").
  *
  * Locality: a thread reuses first the nodes IT retired (its oldest waiting batch, once that
  * batch's grace period is over), so in the common push-then-pop patterns nodes stay in the
@@ -34,6 +46,16 @@
  * Exactly one of callback and owner acts on a batch after the exchange, so it is never used
  * by two threads at once; acq_rel makes the loser's earlier writes visible to the winner.
  *
+ * Lists and ABA: both global lists pop inside a read-side section (the pop loads the top
+ * header's `next`, then compare-and-swaps), so a pop's CAS is wrong only if its header left
+ * the list and came back within the pop's section. Invariant G: a header enters a list only
+ * after a grace period that began after it last left that list. Ready list: a header leaves
+ * it as an allocation batch, is used up, becomes a spare or an empty header, then a retire
+ * batch, and returns only through its callback, after its grace period. Empty list: a header
+ * leaves it as a retire batch and becomes empty again only as an allocation batch, which it
+ * became after that retire batch's grace period. A header's `next` is stored with a relaxed
+ * atomic: a pop that read the header before it left may still load `next` (its CAS then fails).
+ *
  * fork() without exec: the pool has no lock. Its shared state, the ready lists, changes only
  * by single compare-and-swaps, so the child finds each list whole. The child loses what the
  * vanished threads held: their thread caches, a batch one of them had popped, or one it was
@@ -51,10 +73,16 @@
 #include <stdlib.h>
 
 #define ILK_POOL_WAITING_CAP 4 /* finished batches a thread keeps per class */
+/* Empty headers the global list keeps: 256 (2 MiB) start the retire batches of 256 Ki nodes,
+ * half of what a ready list of 16-byte nodes holds. With 64, beside busy loops, consumers
+ * still malloc'ed headers: 9 % of LockFreeStack's samples in malloc_consolidate under
+ * ilk_node_retire_slow, against 2.5 % with 256. */
+#define ILK_POOL_EMPTY_CAP 256
 
 enum { ILK_POOL_WAITING = 0, ILK_POOL_DONE = 1, ILK_POOL_ORPHAN = 2 };
 
-struct ilk_pool_ready {
+/* A global Treiber stack of batch headers (a ready list, or the empty headers). */
+struct ilk_pool_list {
     struct ilk_pool_batch *head;
     long count;
     char padding[128 - sizeof(void *) - sizeof(long)];
@@ -65,7 +93,8 @@ struct ilk_pool_fifo {
     unsigned length;
 };
 
-static struct ilk_pool_ready ilk_pool_ready[ILK_NODE_POOL_CLASSES];
+static struct ilk_pool_list ilk_pool_ready[ILK_NODE_POOL_CLASSES];
+static struct ilk_pool_list ilk_pool_empty;
 
 __thread struct ilk_pool_batch *ilk_pool_alloc_batch[ILK_NODE_POOL_CLASSES];
 __thread struct ilk_pool_batch *ilk_pool_retire_batch[ILK_NODE_POOL_CLASSES];
@@ -77,6 +106,7 @@ static __thread struct ilk_pool_batch *ilk_pool_spare;
  * that costs it some node locality, nothing else. */
 static __thread unsigned ilk_pool_refills[ILK_NODE_POOL_CLASSES];
 static __thread int ilk_pool_thread_known;
+static __thread unsigned long ilk_pool_header_mallocs; /* for tests */
 static pthread_key_t ilk_pool_exit_key;
 static pthread_once_t ilk_pool_exit_once = PTHREAD_ONCE_INIT;
 
@@ -87,26 +117,69 @@ static void ilk_pool_oom(size_t size) {
 }
 
 
+/* Pushes `batch`, owned by the caller, on `list` (invariant G holds for it). */
+static void ilk_pool_push(struct ilk_pool_list *list, struct ilk_pool_batch *batch) {
+    __atomic_fetch_add(&list->count, 1, __ATOMIC_RELAXED); /* approximate: see the caps */
+    struct ilk_pool_batch *top = __atomic_load_n(&list->head, __ATOMIC_RELAXED);
+    do {
+        /* Relaxed atomic: a stale pop may still load it (see "Lists and ABA"). */
+        __atomic_store_n(&batch->next, top, __ATOMIC_RELAXED);
+        /* Release: publishes the batch and its nodes' history to the popper's acquire. */
+    } while (!__atomic_compare_exchange_n(&list->head, &top, batch, 1, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED));
+}
+
+/* Pops a header from `list`, or returns NULL. */
+static struct ilk_pool_batch *ilk_pool_pop(struct ilk_pool_list *list) {
+    /* Relaxed peek: skip the read-side section when the list is (probably) empty. */
+    if (__atomic_load_n(&list->head, __ATOMIC_RELAXED) == NULL) return NULL;
+    ilk_rcu_read_lock();
+    /* Acquire: pairs with the pusher's release CAS (the batch's contents). */
+    struct ilk_pool_batch *top = __atomic_load_n(&list->head, __ATOMIC_ACQUIRE);
+    while (top != NULL) {
+        /* Inside the section: `top` cannot come back to the list before we unlock (G). */
+        struct ilk_pool_batch *next = __atomic_load_n(&top->next, __ATOMIC_RELAXED);
+        if (__atomic_compare_exchange_n(&list->head, &top, next, 1, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_ACQUIRE))
+            break;
+    }
+    ilk_rcu_read_unlock();
+    if (top != NULL) __atomic_fetch_sub(&list->count, 1, __ATOMIC_RELAXED);
+    return top;
+}
+
+/* Keeps an empty header (owned by the caller) for a later retire batch, or disposes of it when
+ * the empty list is full: frees it when it is past a grace period since it left any list
+ * (`settled`: a batch whose nodes the callback freed), else retires it (an allocation batch
+ * used up: a pop that read it on a ready list may still load its `next`). */
+static void ilk_pool_give_empty(struct ilk_pool_batch *header, int settled) {
+    /* Relaxed: a soft cap, as in ilk_pool_publish. */
+    if (__atomic_load_n(&ilk_pool_empty.count, __ATOMIC_RELAXED) >= ILK_POOL_EMPTY_CAP) {
+        if (settled) {
+            free(header);
+        } else {
+            ilk_rcu_retire(header, sizeof *header);
+        }
+        return;
+    }
+    ilk_pool_push(&ilk_pool_empty, header);
+}
+
 /* Puts a batch that is past its grace period on the global ready list of its class, or frees
  * it when the list is full. The caller owns the batch. */
 static void ilk_pool_publish(struct ilk_pool_batch *batch) {
-    struct ilk_pool_ready *ready = &ilk_pool_ready[batch->klass];
+    struct ilk_pool_list *ready = &ilk_pool_ready[batch->klass];
     /* Relaxed: a soft cap; a few batches over or under it change nothing but memory. A READY
      * batch is never empty. */
     long cap = (long)(ILK_NODE_POOL_READY_BYTES / ((batch->klass + 1u) * 16u * ILK_NODE_POOL_BATCH));
     if (cap < 4) cap = 4;
     if (batch->count == 0 || __atomic_load_n(&ready->count, __ATOMIC_RELAXED) >= cap) {
         for (unsigned i = 0; i < batch->count; i++) free(batch->nodes[i]);
-        free(batch);
+        batch->count = 0;
+        ilk_pool_give_empty(batch, 1); /* past its grace period: G holds for the empty list */
         return;
     }
-    __atomic_fetch_add(&ready->count, 1, __ATOMIC_RELAXED);
-    struct ilk_pool_batch *top = __atomic_load_n(&ready->head, __ATOMIC_RELAXED);
-    do {
-        batch->next = top; /* private until the CAS publishes it */
-        /* Release: publishes the batch and its nodes' history to the popper's acquire. */
-    } while (!__atomic_compare_exchange_n(&ready->head, &top, batch, 1, __ATOMIC_RELEASE,
-                                          __ATOMIC_RELAXED));
+    ilk_pool_push(ready, batch);
 }
 
 /* Runs on liburcu's call_rcu worker after a grace period. */
@@ -143,7 +216,7 @@ static void ilk_pool_thread_exit(void *value) {
         if (batch != NULL && batch->count > 0) {
             ilk_pool_request(batch, ILK_POOL_ORPHAN);
         } else if (batch != NULL) {
-            ilk_rcu_retire(batch, sizeof *batch); /* an empty header: only freed */
+            ilk_pool_give_empty(batch, 0);
         }
         struct ilk_pool_fifo *waiting = &ilk_pool_waiting[c];
         while ((batch = waiting->head) != NULL) {
@@ -156,7 +229,7 @@ static void ilk_pool_thread_exit(void *value) {
         waiting->length = 0;
     }
     if (ilk_pool_spare != NULL) {
-        ilk_rcu_retire(ilk_pool_spare, sizeof *ilk_pool_spare);
+        ilk_pool_give_empty(ilk_pool_spare, 0);
         ilk_pool_spare = NULL;
     }
     ilk_rcu_flush();
@@ -191,34 +264,15 @@ static struct ilk_pool_batch *ilk_pool_take_finished(unsigned c) {
     return batch;
 }
 
-/* Pops a READY batch of class c, or returns NULL. */
-static struct ilk_pool_batch *ilk_pool_pop_ready(unsigned c) {
-    struct ilk_pool_ready *ready = &ilk_pool_ready[c];
-    /* Relaxed peek: skip the read-side section when the list is (probably) empty. */
-    if (__atomic_load_n(&ready->head, __ATOMIC_RELAXED) == NULL) return NULL;
-    ilk_rcu_read_lock();
-    /* Acquire: pairs with the publisher's release push (the batch's contents). */
-    struct ilk_pool_batch *top = __atomic_load_n(&ready->head, __ATOMIC_ACQUIRE);
-    while (top != NULL) {
-        /* Inside the section: `top` cannot come back to the list before we unlock. */
-        struct ilk_pool_batch *next = __atomic_load_n(&top->next, __ATOMIC_RELAXED);
-        if (__atomic_compare_exchange_n(&ready->head, &top, next, 1, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_ACQUIRE))
-            break;
-    }
-    ilk_rcu_read_unlock();
-    if (top != NULL) __atomic_fetch_sub(&ready->count, 1, __ATOMIC_RELAXED);
-    return top;
-}
-
 /* A header for a new retire batch of class c. */
 static struct ilk_pool_batch *ilk_pool_header(unsigned c) {
     struct ilk_pool_batch *batch = ilk_pool_spare;
     if (batch != NULL) {
         ilk_pool_spare = NULL;
-    } else {
+    } else if ((batch = ilk_pool_pop(&ilk_pool_empty)) == NULL) {
         batch = malloc(sizeof *batch);
         if (batch == NULL) ilk_pool_oom(sizeof *batch);
+        ilk_pool_header_mallocs++;
     }
     batch->klass = c;
     batch->count = 0;
@@ -240,16 +294,17 @@ static void *ilk_node_alloc_refill(unsigned c, size_t size) {
     struct ilk_pool_batch *empty = ilk_pool_alloc_batch[c];
     ilk_pool_alloc_batch[c] = NULL;
     if (empty != NULL) {
-        /* The emptied header may have left a ready list: reuse it as a retire batch (which
-         * passes a grace period before it can be READY again), or retire it. */
+        /* The emptied header may have left a ready list: reuse it as a retire batch, this
+         * thread's (its spare) or another's (the empty list); either passes a grace period
+         * before it can be READY again (G). */
         if (ilk_pool_spare == NULL) {
             ilk_pool_spare = empty;
         } else {
-            ilk_rcu_retire(empty, sizeof *empty);
+            ilk_pool_give_empty(empty, 0);
         }
     }
     struct ilk_pool_batch *batch = ilk_pool_take_finished(c);
-    if (batch == NULL) batch = ilk_pool_pop_ready(c);
+    if (batch == NULL) batch = ilk_pool_pop(&ilk_pool_ready[c]);
     if (batch != NULL) {
         ilk_pool_alloc_batch[c] = batch;
         return batch->nodes[--batch->count]; /* a full or READY batch is never empty */
@@ -320,3 +375,5 @@ unsigned ilk_node_pool_waiting_batches(size_t size) {
     if (size == 0 || size > ILK_NODE_POOL_CLASSES * 16) return 0;
     return ilk_pool_waiting[ilk_node_pool_class(size)].length;
 }
+
+unsigned long ilk_node_pool_header_mallocs(void) { return ilk_pool_header_mallocs; }

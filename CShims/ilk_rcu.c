@@ -1,10 +1,12 @@
 /*
  * ilk_rcu.c — per-thread retirement batches over liburcu's call_rcu (see include/ilk_rcu.h).
  *
- * State per thread: `ilk_rcu_pending`, a batch being filled (NULL until the first retire).
- * A batch is owned by its thread until it is full (or flushed); then it is handed to
- * call_rcu, after which only liburcu's worker touches it, in ilk_rcu_free_batch, after a
- * grace period. A pthread_key destructor hands over a partial batch when the thread exits.
+ * State per thread: `ilk_rcu_pending`, a batch being filled (NULL until the first retire),
+ * and `ilk_rcu_pending_cached`, the same for blocks bound for the block cache (one size and
+ * alignment per batch). A batch is owned by its thread until it is full (or flushed); then it
+ * is handed to call_rcu, after which only liburcu's worker touches it, in ilk_rcu_free_batch
+ * (or ilk_rcu_recycle_batch, which offers each block to the cache first), after a grace
+ * period. A pthread_key destructor hands over the partial batches when the thread exits.
  *
  * fork() without exec: the child has one thread, the one that called fork(); liburcu's
  * call_rcu worker is gone, so nothing retired in the child would ever be freed (and the node
@@ -80,6 +82,7 @@
  * included, before the allocator is locked.
  */
 #include "include/ilk_rcu.h"
+#include "include/ilk_block_cache.h"
 #include "include/ilk_futex.h"
 
 #include <pthread.h>
@@ -93,10 +96,15 @@ struct ilk_rcu_batch {
     struct rcu_head head; /* first: the callback gets it back */
     size_t count;
     size_t bytes;
+    size_t block_size, align; /* a batch for the block cache: every block's (size, align) */
     void *blocks[ILK_RCU_BATCH_BLOCKS];
 };
+/* Under 1 KiB: a small request for malloc (see ILK_RCU_BATCH_BLOCKS). */
+_Static_assert(sizeof(struct ilk_rcu_batch) < 1024 - 16, "an RCU batch must stay a small malloc request");
 
 static __thread struct ilk_rcu_batch *ilk_rcu_pending;
+/* The batch being filled with blocks for the block cache (ilk_rcu_retire_cached). */
+static __thread struct ilk_rcu_batch *ilk_rcu_pending_cached;
 static pthread_key_t ilk_rcu_exit_key;
 static pthread_once_t ilk_rcu_exit_once = PTHREAD_ONCE_INIT;
 static long ilk_rcu_in_flight; /* batches handed to call_rcu, not yet freed (statistics) */
@@ -160,11 +168,12 @@ static void ilk_rcu_before_fork(void) {
 }
 
 static void ilk_rcu_free_batch(struct rcu_head *head);
+static void ilk_rcu_recycle_batch(struct rcu_head *head);
 
 /* Inside the gate: call_rcu, counting the retirement batches, so that a fork never sees the
  * count raised without the call made (the child's barrier then leaves it at 0). */
 static void ilk_rcu_call_inside(struct rcu_head *head, void (*func)(struct rcu_head *head)) {
-    if (func == ilk_rcu_free_batch)
+    if (func == ilk_rcu_free_batch || func == ilk_rcu_recycle_batch)
         __atomic_fetch_add(&ilk_rcu_in_flight, 1, __ATOMIC_RELAXED); /* statistics only */
     call_rcu(head, func);
 }
@@ -308,22 +317,43 @@ static void ilk_rcu_free_batch(struct rcu_head *head) {
     __atomic_fetch_sub(&ilk_rcu_in_flight, 1, __ATOMIC_RELAXED); /* statistics only */
 }
 
-static void ilk_rcu_hand_over(struct ilk_rcu_batch *batch) {
+/* Runs on liburcu's call_rcu worker after a grace period: the blocks go to the block cache
+ * while it has room, the rest are freed. */
+static void ilk_rcu_recycle_batch(struct rcu_head *head) {
+    struct ilk_rcu_batch *batch = (struct ilk_rcu_batch *)head;
+#ifdef ILK_TSAN
+    __tsan_acquire(&ilk_rcu_tsan_token); /* pairs with the readers' and retirers' releases */
+#endif
+    for (size_t i = 0; i < batch->count; i++) {
+        if (!ilk_block_cache_put(batch->blocks[i], batch->block_size, batch->align))
+            free(batch->blocks[i]);
+    }
+    free(batch);
+    __atomic_fetch_sub(&ilk_rcu_in_flight, 1, __ATOMIC_RELAXED); /* statistics only */
+}
+
+static void ilk_rcu_hand_over(struct ilk_rcu_batch *batch, void (*func)(struct rcu_head *head)) {
 #ifdef ILK_TSAN
     __tsan_release(&ilk_rcu_tsan_token);
 #endif
-    ilk_rcu_call(&batch->head, ilk_rcu_free_batch); /* never waits: may be in a section */
+    ilk_rcu_call(&batch->head, func); /* never waits: may be in a section */
+}
+
+/* Hands over (or frees, when empty) the batch `*pending`, and clears it. */
+static void ilk_rcu_flush_pending(struct ilk_rcu_batch **pending, void (*func)(struct rcu_head *head)) {
+    struct ilk_rcu_batch *batch = *pending;
+    *pending = NULL;
+    if (batch != NULL && batch->count > 0) {
+        ilk_rcu_hand_over(batch, func);
+    } else {
+        free(batch);
+    }
 }
 
 static void ilk_rcu_thread_exit(void *value) {
     (void)value;
-    struct ilk_rcu_batch *batch = ilk_rcu_pending;
-    ilk_rcu_pending = NULL;
-    if (batch != NULL && batch->count > 0) {
-        ilk_rcu_hand_over(batch);
-    } else {
-        free(batch);
-    }
+    ilk_rcu_flush_pending(&ilk_rcu_pending, ilk_rcu_free_batch);
+    ilk_rcu_flush_pending(&ilk_rcu_pending_cached, ilk_rcu_recycle_batch);
 }
 
 static void ilk_rcu_make_exit_key(void) {
@@ -338,6 +368,8 @@ static __attribute__((noinline)) struct ilk_rcu_batch *ilk_rcu_new_batch(void) {
     if (batch == NULL) ilk_rcu_oom(sizeof *batch);
     batch->count = 0;
     batch->bytes = 0;
+    batch->block_size = 0;
+    batch->align = 0;
     pthread_once(&ilk_rcu_exit_once, ilk_rcu_make_exit_key);
     /* Any non-NULL value makes the destructor run at thread exit. */
     (void)pthread_setspecific(ilk_rcu_exit_key, (void *)1);
@@ -351,16 +383,34 @@ void ilk_rcu_retire(void *block, size_t size) {
     batch->bytes += size;
     if (batch->count == ILK_RCU_BATCH_BLOCKS || batch->bytes >= ILK_RCU_BATCH_BYTES) {
         ilk_rcu_pending = NULL;
-        ilk_rcu_hand_over(batch);
+        ilk_rcu_hand_over(batch, ilk_rcu_free_batch);
+    }
+}
+
+void ilk_rcu_retire_cached(void *block, size_t size, size_t align) {
+    struct ilk_rcu_batch *batch = ilk_rcu_pending_cached;
+    /* One (size, align) per batch: a thread that retires another kind hands the batch on. */
+    if (batch != NULL && (batch->block_size != size || batch->align != align))
+        ilk_rcu_flush_pending(&ilk_rcu_pending_cached, ilk_rcu_recycle_batch);
+    batch = ilk_rcu_pending_cached;
+    if (__builtin_expect(batch == NULL, 0)) {
+        batch = ilk_rcu_pending_cached = ilk_rcu_new_batch();
+        batch->block_size = size;
+        batch->align = align;
+    }
+    batch->blocks[batch->count++] = block;
+    batch->bytes += size;
+    if (batch->count == ILK_RCU_BATCH_BLOCKS || batch->bytes >= ILK_RCU_BATCH_BYTES) {
+        ilk_rcu_pending_cached = NULL;
+        ilk_rcu_hand_over(batch, ilk_rcu_recycle_batch);
     }
 }
 
 void ilk_rcu_flush(void) {
-    struct ilk_rcu_batch *batch = ilk_rcu_pending;
-    if (batch != NULL && batch->count > 0) {
-        ilk_rcu_pending = NULL;
-        ilk_rcu_hand_over(batch);
-    }
+    if (ilk_rcu_pending != NULL && ilk_rcu_pending->count > 0)
+        ilk_rcu_flush_pending(&ilk_rcu_pending, ilk_rcu_free_batch);
+    if (ilk_rcu_pending_cached != NULL && ilk_rcu_pending_cached->count > 0)
+        ilk_rcu_flush_pending(&ilk_rcu_pending_cached, ilk_rcu_recycle_batch);
 }
 
 void ilk_rcu_barrier(void) {

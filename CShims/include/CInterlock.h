@@ -12,6 +12,7 @@
  *   ilk_rwlock.h    ReadWriteLock's memory layout (writer words and reader count apart)
  *   ilk_rcu.h       liburcu (urcu-bp) read-side sections and batched deferred frees
  *   ilk_node_pool.h recycling of small nodes through RCU grace periods (LockFreeStack)
+ *   ilk_block_cache.h a cache of large blocks past their grace period (LockFreeQueue's segments)
  *   ilk_sync.h      the per-object lock records of synchronized(_:_:)
  *   ilk_fs.h        statfs(2)'s file system type, for DistributedLock's choice of recipe
  *   ilk_osqueue.h   Darwin's OSQueueHead/OSFifoQueueHead and a double-width CAS (InterlockCompat)
@@ -30,6 +31,7 @@
 #include "ilk_osatomic.h"
 #include "ilk_rcu.h"
 #include "ilk_node_pool.h"
+#include "ilk_block_cache.h"
 #include "ilk_sync.h"
 #include "ilk_fs.h"
 #include "ilk_lockorder.h"

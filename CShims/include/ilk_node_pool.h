@@ -45,7 +45,8 @@
  * callback of a call_rcu made after it was retired, i.e. after a grace period that began after
  * it was unlinked. The ready lists are Treiber stacks of batches; a batch header is reachable
  * from a ready list only after such a grace period too (a header emptied by an allocating
- * thread becomes that thread's next retire batch, or is retired with ilk_rcu_retire), and the
+ * thread becomes a retire batch, its own or another thread's through the global list of empty
+ * headers, or is retired with ilk_rcu_retire), and the
  * pop reads the head batch's `next` inside a read-side section, so the pop's CAS cannot see a header
  * that left and came back (the ABA of the classic Treiber stack). ThreadSanitizer sees the
  * reuse ordered by: reader's unlock (release token) -> callback (acquire token) -> ready-list
@@ -85,6 +86,9 @@ void ilk_node_free(void *node);
 /* For tests: how many retired batches of `size`'s class the calling thread keeps waiting for
  * reuse (its waiting FIFO). */
 unsigned ilk_node_pool_waiting_batches(size_t size);
+/* For tests: how many batch headers the calling thread has malloc'ed (the others it took from
+ * the global list of empty headers, or were its own spare). */
+unsigned long ilk_node_pool_header_mallocs(void);
 
 static inline unsigned ilk_node_pool_class(size_t size) {
     return (unsigned)((size + 15) / 16) - 1; /* size 1...256 -> class 0...15 */

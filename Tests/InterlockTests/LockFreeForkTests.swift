@@ -132,7 +132,7 @@ struct LockFreeForkTests {
             }
         }
         // Enough operations for every thread to have handed batches to call_rcu (1,022 nodes
-        // or 254 blocks per batch; a segment every 1,024 enqueues).
+        // or 120 blocks per batch; a segment every 1,024 enqueues).
         spinUntil { operations.load() >= threads * 20_000 }
 
         // A million cycles each natively; as many under ThreadSanitizer, which does not check

@@ -234,6 +234,37 @@ struct NodePoolTests {
         #expect(keptWhileBalanced.value > 0, "the balanced phase should keep finished batches")
         #expect(keptAsConsumer.value == 0, "a consumer kept \(keptAsConsumer.value) finished batches")
     }
+
+    /// A batch header is 8 KiB, a request that makes glibc's malloc merge every small chunk
+    /// the program has freed (malloc_consolidate); the headers that producers use up go back
+    /// to a global list, from which consumers start their retire batches.
+    @Test("a consumer starts its retire batches on headers that producers used up, not on new ones")
+    func consumersReuseEmptyHeaders() {
+        let stack = LockFreeStack<UInt>()
+        let batch = Int(ILK_NODE_POOL_BATCH)
+        let batches = 4
+        let mallocsPerCycle = LockGuarded([UInt]())
+        TestThread {
+            for _ in 0..<2 {
+                let before = ilk_node_pool_header_mallocs()
+                // A producer that exits after its pushes: at exit it gives back the headers
+                // it used up (its spare and its last, empty allocation batch included).
+                TestThread { for value in 0..<UInt(batches * batch) { stack.push(value) } }.join()
+                for _ in 0..<(batches * batch) { #expect(stack.pop() != nil) }
+                // Every batch this consumer handed on is past its grace period: on the ready
+                // list for the next producer, or freed with its header kept.
+                ilk_rcu_barrier()
+                mallocsPerCycle.value.append(ilk_node_pool_header_mallocs() - before)
+            }
+        }.join()
+        let mallocs = mallocsPerCycle.value
+        #expect(mallocs.count == 2)
+        // The first cycle may find the empty list empty; in the second, the headers the second
+        // producer used up are there (another test's consumer may take one meanwhile).
+        #expect(
+            mallocs.last ?? .max <= 2,
+            "the consumer malloc'ed \(mallocs) headers per cycle of \(batches) batches")
+    }
 }
 
 @Suite("LockFreeStack and LockFreeQueue with threads that come and go")

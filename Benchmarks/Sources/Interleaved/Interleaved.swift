@@ -2,7 +2,7 @@
 // package-benchmark's back-to-back contenders make bimodal on a loaded machine. Run it beside a
 // load with `make bench-interleaved` (scripts/bench-loaded.sh --interleaved), or alone:
 //
-//   swift run -c release Interleaved [--rounds 9] [--operations 100000] [--filter pool]
+//   swift run -c release Interleaved [--rounds 9] [--operations 100000] [--filter pool] [--contender Interlock]
 
 import ArgumentParser
 
@@ -23,6 +23,12 @@ struct Interleaved: ParsableCommand {
     @Option(help: "Run only the workloads whose name contains this text.")
     var filter: String?
 
+    @Option(
+        help:
+            "Run only the contenders whose name contains this text (repeatable: any of them), to profile a few."
+    )
+    var contender: [String] = []
+
     @Option(help: "A heading for the output (the load it ran beside).")
     var label: String?
 
@@ -35,12 +41,24 @@ struct Interleaved: ParsableCommand {
     }
 
     func run() throws {
-        let workloads = allWorkloads().filter { filter == nil || $0.name.contains(filter!) }
+        let workloads = allWorkloads().filter { filter == nil || $0.name.contains(filter!) }.compactMap {
+            workload -> Workload? in
+            guard !contender.isEmpty else { return workload }
+            var kept = workload
+            kept.contenders = workload.contenders.filter { candidate in
+                contender.contains { candidate.name.contains($0) }
+            }
+            return kept.contenders.isEmpty ? nil : kept
+        }
         if list {
             for workload in workloads { print(workload.name) }
             return
         }
-        guard !workloads.isEmpty else { throw ValidationError("no workload's name contains '\(filter ?? "")'") }
+        guard !workloads.isEmpty else {
+            throw ValidationError(
+                "no workload's name contains '\(filter ?? "")'\(contender.isEmpty ? "" : " with a contender named like \(contender)")"
+            )
+        }
         if let label { print("## \(label)\n") }
         print("\(rounds) interleaved rounds per workload; medians.\n")
         var summary: [String] = []

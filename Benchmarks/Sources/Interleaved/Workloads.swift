@@ -37,7 +37,7 @@ struct Workload {
     /// The share of `--operations` a run makes: 1 for the pools; 1/10 where an operation takes
     /// microseconds for some contender (a peer's hand-off through the kernel, a fork-join).
     var scale: Double = 1
-    let contenders: [Contender]
+    var contenders: [Contender]
 }
 
 /// The workloads, in the order they run.

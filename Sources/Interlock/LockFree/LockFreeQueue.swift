@@ -66,8 +66,10 @@
 //   I4. A segment is retired once: by the dequeuer whose CAS moved head past it, after tail
 //       had moved past it (I2); from then on no thread can load a pointer to it from head,
 //       tail or a `next`, so threads that still use it are in read-side sections that began
-//       before the retirement, and RCU frees it only after they have ended. No use-after-free,
-//       and no address comes back while a CAS on head or tail could compare against it (no ABA).
+//       before the retirement, and RCU frees it (or puts it in the block cache, for the next
+//       segment of a queue with this segment size: CShims/include/ilk_block_cache.h) only after
+//       they have ended. No use-after-free, and no address comes back while a CAS on head or
+//       tail could compare against it (no ABA).
 //   I5. Empty: at an instant where dequeueIndex >= min(enqueueIndex, slotCount) and next == nil
 //       on the head segment, every enqueue that has linearized has been matched by a dequeue
 //       that claimed its slot, so the queue is empty (up to in-flight operations, which are
@@ -152,7 +154,8 @@ import CInterlock
 ///
 /// Elements live in segments of many slots (one allocation per segment, not per element);
 /// emptied segments are reclaimed with userspace RCU (liburcu) once no thread can still read
-/// them. Threads need no registration: any thread may call in.
+/// them, and a few of them are kept for new segments (at most 1 MiB for the whole process).
+/// Threads need no registration: any thread may call in.
 ///
 /// Elements still in the queue are released when the queue is deinitialized (iteratively: a
 /// queue of millions of elements deinitializes without deep recursion).
@@ -185,8 +188,8 @@ public final class LockFreeQueue<Element> {
 
     /// Removes and returns the element at the front of the queue, or `nil` when it is empty.
     ///
-    /// Lock-free; usually one fetch-and-add and one exchange. Emptied segments are freed
-    /// after a grace period, in batches, by liburcu's worker thread.
+    /// Lock-free; usually one fetch-and-add and one exchange. Emptied segments are freed, or
+    /// kept for reuse, after a grace period, in batches, by liburcu's worker thread.
     @inlinable
     public func dequeue() -> Element? {
         _core.dequeue()
@@ -405,7 +408,8 @@ internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
         }
         if ilk_atomic_cas_value_ptr(_words.first, head.base, next, ILK_ORDER_RELEASE, ILK_ORDER_RELAXED) == head.base {
             _inject(.rcuRetire)
-            ilk_rcu_retire(head.base, _Segment.byteCount)  // I4
+            // I4; after the grace period the segment waits in the block cache for a new one.
+            ilk_rcu_retire_cached(head.base, _Segment.byteCount, _Segment.blockAlignment)
         }
     }
 

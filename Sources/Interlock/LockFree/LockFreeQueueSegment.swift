@@ -138,10 +138,11 @@ internal struct _QueueSegment<Element, Geometry: _QueueGeometry> {
 
     // MARK: Creation
 
-    /// A new, unlinked segment: indices 0, next nil, every slot empty.
+    /// A new, unlinked segment: indices 0, next nil, every slot empty. From the block cache
+    /// (CShims/include/ilk_block_cache.h) when a retired segment of this size is there.
     @inlinable
     internal static func allocate() -> _QueueSegment {
-        let block = ilk_block_alloc_zeroed(byteCount, blockAlignment)!
+        let block = ilk_block_cache_alloc_zeroed(byteCount, blockAlignment)!
         return _QueueSegment(block)
     }
 
