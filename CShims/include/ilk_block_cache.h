@@ -28,6 +28,9 @@
  * grace period the callback acquired, go with it); take empties a full cell with an exchange
  * (acquire). A block's owner is whoever holds it outside the cells, so there is no ABA and
  * nothing in a cached block is read by anyone else (no link is stored in it).
+ * Slots: the first ILK_BLOCK_CACHE_SIZES (size, align) pairs to allocate through the cache keep
+ * a slot for the life of the process; blocks of any other pair are malloc'ed and freed as
+ * before (a program with more kinds of queue segments caches the first eight kinds).
  * Memory bound: ILK_BLOCK_CACHE_SIZES * ILK_BLOCK_CACHE_BYTES (1 MiB) per process.
  * fork() without exec: the child finds every cell whole (single-word updates); a block a
  * vanished thread had taken out is lost to the child (a copy), never used twice.

@@ -3,81 +3,90 @@ import Testing
 
 @testable import Interlock
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The cache of large blocks past their grace period (CShims/include/ilk_block_cache.h): a
 /// segment of 1 KiB or more costs glibc's malloc a merge of every small chunk the program has
 /// freed, so LockFreeQueue reuses its retired segments.
+///
+/// Each test runs in a child process: the cache's slots are process-wide, and the first sizes
+/// to ask for a slot keep it, so in the test process the other tests' queues (segments of one
+/// to 1,024 slots of many element types) may have claimed them all.
 @Suite("Block cache")
 struct BlockCacheTests {
-    /// A size and alignment no queue uses, so that this test owns its slot.
-    static let size = 3_000
-    static let alignment = 64
-
-    @Test("keeps blocks of a claimed size up to its cell limit, and hands them back zeroed")
-    func keepsClaimedSizes() throws {
-        let size = Self.size
-        let alignment = Self.alignment
-        let cells = Int(ILK_BLOCK_CACHE_CELLS)
-        // Not claimed yet: a put is refused (the caller keeps the block).
-        let stranger = try #require(ilk_block_alloc(size + 16, alignment))
-        #expect(ilk_block_cache_put(stranger, size + 16, alignment) == 0)
-        ilk_block_free(stranger)
-        // The first allocation claims the slot; the cache is empty, so the block is new.
-        let first = try #require(ilk_block_cache_alloc_zeroed(size, alignment))
-        #expect(Int(bitPattern: first) % alignment == 0)
-        first.initializeMemory(as: UInt8.self, repeating: 0xA5, count: size)
-        #expect(ilk_block_cache_put(first, size, alignment) == 1)
-        #expect(ilk_block_cache_count(size, alignment) == 1)
-        // The same block comes back, every byte zero.
-        let again = try #require(ilk_block_cache_alloc_zeroed(size, alignment))
-        #expect(again == first)
-        let bytes = UnsafeRawBufferPointer(start: again, count: size)
-        #expect(bytes.allSatisfy { $0 == 0 })
-        #expect(ilk_block_cache_count(size, alignment) == 0)
-        // Up to the cell limit (128 KiB of 3,000-byte blocks exceeds the 16 cells), no more.
-        var blocks = [again]
-        for _ in 1..<cells { blocks.append(try #require(ilk_block_alloc(size, alignment))) }
-        for block in blocks { #expect(ilk_block_cache_put(block, size, alignment) == 1) }
-        let extra = try #require(ilk_block_alloc(size, alignment))
-        #expect(ilk_block_cache_put(extra, size, alignment) == 0)
-        ilk_block_free(extra)
-        #expect(ilk_block_cache_count(size, alignment) == UInt32(cells))
-        // Drain: every cached block comes out once.
-        var drained = Set<UnsafeMutableRawPointer>()
-        for _ in 0..<cells { drained.insert(try #require(ilk_block_cache_alloc_zeroed(size, alignment))) }
-        #expect(drained == Set(blocks))
-        #expect(ilk_block_cache_count(size, alignment) == 0)
-        for block in drained { ilk_block_free(block) }
+    @Test("keeps blocks of a claimed size up to its cell limit, and hands them back zeroed (child process)")
+    func keepsClaimedSizes() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let size = 3_000
+            let alignment = 64
+            let cells = Int(ILK_BLOCK_CACHE_CELLS)
+            // Not claimed yet: a put is refused (the caller keeps the block).
+            let stranger = ilk_block_alloc(size + 16, alignment)!
+            childCheck(ilk_block_cache_put(stranger, size + 16, alignment) == 0, "an unclaimed size was kept")
+            ilk_block_free(stranger)
+            // The first allocation claims the slot; the cache is empty, so the block is new.
+            let first = ilk_block_cache_alloc_zeroed(size, alignment)!
+            childCheck(Int(bitPattern: first) % alignment == 0, "a block is not aligned to \(alignment)")
+            first.initializeMemory(as: UInt8.self, repeating: 0xA5, count: size)
+            childCheck(ilk_block_cache_put(first, size, alignment) == 1, "a claimed size was refused")
+            childCheck(ilk_block_cache_count(size, alignment) == 1, "the cache does not count the block")
+            // The same block comes back, every byte zero.
+            let again = ilk_block_cache_alloc_zeroed(size, alignment)!
+            childCheck(again == first, "the cached block did not come back")
+            childCheck(
+                UnsafeRawBufferPointer(start: again, count: size).allSatisfy { $0 == 0 }, "a reused block is not zeroed"
+            )
+            childCheck(ilk_block_cache_count(size, alignment) == 0, "a taken block is still counted")
+            // Up to the cell limit (16 cells: 128 KiB of 3,000-byte blocks would be more), no more.
+            var blocks = [again]
+            for _ in 1..<cells { blocks.append(ilk_block_alloc(size, alignment)!) }
+            for block in blocks { childCheck(ilk_block_cache_put(block, size, alignment) == 1, "a put was refused") }
+            let extra = ilk_block_alloc(size, alignment)!
+            childCheck(ilk_block_cache_put(extra, size, alignment) == 0, "a put beyond the cell limit was kept")
+            ilk_block_free(extra)
+            childCheck(ilk_block_cache_count(size, alignment) == UInt32(cells), "the cache lost a block")
+            // Drain: every cached block comes out once.
+            var drained = Set<UnsafeMutableRawPointer>()
+            for _ in 0..<cells { drained.insert(ilk_block_cache_alloc_zeroed(size, alignment)!) }
+            childCheck(drained == Set(blocks), "the drained blocks are not the cached ones")
+            childCheck(ilk_block_cache_count(size, alignment) == 0, "blocks left after the drain")
+            for block in drained { ilk_block_free(block) }
+        }
+        if let result { print(String(decoding: result.standardErrorContent, as: UTF8.self), terminator: "") }
     }
 
-    /// Elements of three words: a segment size that no other test's queue has.
-    struct Triple: Equatable {
-        var a = 0
-        var b = 0
-        var c = 0
-    }
-
-    @Test("a queue's retired segments come back from the cache after their grace period")
-    func queueReusesRetiredSegments() {
-        typealias Segment = _QueueSegment<Triple, _StandardQueueGeometry>
-        let bytes = Segment.byteCount
-        let alignment = Segment.blockAlignment
-        let perSegment = Segment.slotCount
-        let counts = LockGuarded([UInt32]())
-        let queue = LockFreeQueue<Triple>()
-        TestThread {
-            // Four segments filled and emptied: three are left behind and retired.
-            for value in 0..<(4 * perSegment) { queue.enqueue(Triple(a: value)) }
-            for value in 0..<(4 * perSegment) { #expect(queue.dequeue() == Triple(a: value)) }
+    @Test("a queue's retired segments come back from the cache after their grace period (child process)")
+    func queueReusesRetiredSegments() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            typealias Segment = _QueueSegment<Int, _StandardQueueGeometry>
+            let bytes = Segment.byteCount
+            let alignment = Segment.blockAlignment
+            let perSegment = Segment.slotCount
+            let queue = LockFreeQueue<Int>()
+            // Four segments filled and emptied on this thread: three are left behind, retired.
+            for value in 0..<(4 * perSegment) { queue.enqueue(value) }
+            for value in 0..<(4 * perSegment) { childCheck(queue.dequeue() == value, "lost or reordered \(value)") }
             ilk_rcu_barrier()  // this thread's retirements handed over, and their callbacks run
-            counts.value.append(ilk_block_cache_count(bytes, alignment))
+            let cached = ilk_block_cache_count(bytes, alignment)
+            childCheck(cached >= 3, "retired segments cached: \(cached)")
             // The next segments come from the cache.
-            for value in 0..<(2 * perSegment) { queue.enqueue(Triple(b: value)) }
-            counts.value.append(ilk_block_cache_count(bytes, alignment))
-            for value in 0..<(2 * perSegment) { #expect(queue.dequeue() == Triple(b: value)) }
-        }.join()
-        let seen = counts.value
-        #expect(seen.count == 2)
-        #expect((seen.first ?? 0) >= 3, "retired segments cached: \(seen)")
-        #expect((seen.last ?? .max) < (seen.first ?? 0), "segments taken from the cache: \(seen)")
+            for value in 0..<(2 * perSegment) { queue.enqueue(value) }
+            let left = ilk_block_cache_count(bytes, alignment)
+            childCheck(left < cached, "segments taken from the cache: \(cached) cached, \(left) left")
+            for value in 0..<(2 * perSegment) { childCheck(queue.dequeue() == value, "lost or reordered \(value)") }
+        }
+        if let result { print(String(decoding: result.standardErrorContent, as: UTF8.self), terminator: "") }
     }
+}
+
+/// In a child process of an exit test: says why on stderr and exits 1 unless `condition`.
+private func childCheck(_ condition: Bool, _ message: @autoclosure () -> String) {
+    guard !condition else { return }
+    let line = "Block cache: \(message())\n"
+    line.withCString { _ = write(2, $0, strlen($0)) }
+    exit(1)
 }
