@@ -207,31 +207,52 @@ public final class ThreadTeam: @unchecked Sendable {
     }
 
     /// Measures how long a cache line takes to go from the caller to helper 1 and back, with
-    /// both running: the minimum, over 8 batches of 16 round trips, of a batch's mean (the
+    /// both running: the minimum, over up to 8 batches of 16 round trips, of a batch's mean (the
     /// minimum discards a batch in which a thread was preempted). Runs no work and counts no
-    /// round. `nil` for a team of one thread.
+    /// round. `nil` for a team of one thread, and when the two threads were not both running
+    /// for a whole batch (see below).
+    ///
+    /// Bounded: a round trip that has waited `ProbeLine.patience` for the partner ends the
+    /// probe (the partner is not running; what the probe measures does not exist then), and no
+    /// batch starts after `ProbeLine.budget`. Quiet, the 8 batches take 13-50 us. Unbounded,
+    /// beside a load, each of the 128 round trips waited whenever the partner was not running,
+    /// and the two threads spun for up to tens of milliseconds per run: `perf` of an interleaved
+    /// stack run beside the neighbour put 80 % of the process's samples in the probe's two
+    /// sides, a load of the harness's own on the cores the measured runs share with the
+    /// neighbour.
     /// - Warning: Like `round()`, only between `start()` and `stop()`.
     public func probeRoundTrip() -> Duration? {
         guard threadCount > 1 else { return nil }
         precondition(
             helpers.count == threadCount - 1, "ThreadTeam: probeRoundTrip() called before start() or after stop()")
-        var best = Duration.seconds(1)
+        var best: Duration?
         probeOver.store(false, ordering: .relaxed)  // published by the generation's release bump
         runGeneration(TeamCommand.probe) {
             defer { probeOver.store(true, ordering: .releasing) }  // pairs with the helpers' acquire
             var value = 0
-            for _ in 0..<ProbeLine.batches {
+            let deadline = ContinuousClock.now + ProbeLine.budget
+            probing: for _ in 0..<ProbeLine.batches {
                 let start = ContinuousClock.now
                 for _ in 0..<ProbeLine.roundTripsPerBatch {
                     // Relaxed: the line's value is the whole message; nothing else is published.
                     probeLine.word.store(value + 1, ordering: .relaxed)
-                    while probeLine.word.load(ordering: .relaxed) != value + 2 {}
+                    var spins = 0
+                    while probeLine.word.load(ordering: .relaxed) != value + 2 {
+                        spins &+= 1
+                        if spins & 255 == 0 && ContinuousClock.now - start > ProbeLine.patience { break probing }
+                    }
                     value += 2
                 }
-                best = min(best, (ContinuousClock.now - start) / ProbeLine.roundTripsPerBatch)
+                let end = ContinuousClock.now
+                best = min(best ?? .seconds(1), (end - start) / ProbeLine.roundTripsPerBatch)
+                if end > deadline { break }
             }
+            // The end mark: the helper, waiting for the next odd value or about to answer the
+            // last one (a compare-and-swap that then fails), stops. An exchange, so that it
+            // replaces the helper's answer if that came first. Relaxed, as above.
+            _ = probeLine.word.exchange(ProbeLine.over, ordering: .relaxed)
         }
-        // The helper has answered every message; start the next probe from 0. Relaxed: the
+        // The helper has seen the end mark and returned; start the next probe from 0. Relaxed: the
         // next generation's release bump publishes it.
         probeLine.word.store(0, ordering: .relaxed)
         return best
@@ -306,13 +327,18 @@ public final class ThreadTeam: @unchecked Sendable {
         }
     }
 
-    /// Helper 1's side of `probeRoundTrip()`: answers each odd value with the next one.
+    /// Helper 1's side of `probeRoundTrip()`: answers each odd value with the next one, until
+    /// the caller's end mark. The answer is a compare-and-swap from the odd value, so that it
+    /// never overwrites a mark the caller wrote while giving up on this round trip.
     private func answerProbe() {
         var value = 1
-        for _ in 0..<(ProbeLine.batches * ProbeLine.roundTripsPerBatch) {
+        while true {
             // Relaxed: see probeRoundTrip().
-            while probeLine.word.load(ordering: .relaxed) != value {}
-            probeLine.word.store(value + 1, ordering: .relaxed)
+            var seen = probeLine.word.load(ordering: .relaxed)
+            while seen != value && seen != ProbeLine.over { seen = probeLine.word.load(ordering: .relaxed) }
+            if seen == ProbeLine.over { return }
+            guard probeLine.word.compareExchange(expected: value, desired: value + 1, ordering: .relaxed).exchanged
+            else { return }  // the end mark came first
             value += 2
         }
     }
@@ -365,6 +391,13 @@ private enum TeamCommand {
 private final class ProbeLine: @unchecked Sendable {
     static let batches = 8
     static let roundTripsPerBatch = 16
+    /// The time after which no further batch starts (see `ThreadTeam.probeRoundTrip()`).
+    static let budget = Duration.milliseconds(1)
+    /// The longest a batch may wait for the partner before the probe gives up (a quiet batch
+    /// takes 2-7 us).
+    static let patience = Duration.microseconds(100)
+    /// The value that ends helper 1's answers.
+    static let over = -1
     private let before: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (
         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
     )

@@ -6,7 +6,12 @@
 //
 // Per run: wall time (CLOCK_MONOTONIC through ContinuousClock) and the process's CPU time around
 // team.round(); divided by the operations. The ratios: Interlock's median over the fastest
-// (wall) and the most frugal (CPU) peer's median.
+// (wall) and the most frugal (CPU) peer's median; and, paired by round, the median of the
+// per-round ratios of Interlock's run to that peer's run of the same round, with the number of
+// rounds Interlock was ahead. Runs of one round lie within a few hundred milliseconds of each
+// other, so a load state that lasts longer than that falls on both runs of a pair: beside the
+// neighbour, whose phases move every contender by up to a factor of 3, the medians of 5-7
+// rounds put the same stack row at 0.58 and 1.39 in two runs of the same code.
 //
 // Every team naps when idle (ThreadTeam's idleNaps): a thread done with its share sleeps
 // instead of yielding on, so that beside a load it does not take processor time from the
@@ -52,8 +57,13 @@ func measure(_ workload: Workload, rounds: Int, operations: Int) -> [Figures] {
     }
     var figures = [Figures](repeating: Figures(), count: runs.count)
     let clock = ContinuousClock()
-    for _ in 0..<rounds {
-        for (index, run) in runs.enumerated() {
+    for round in 0..<rounds {
+        // Each round starts one contender later than the one before: a contender's run never
+        // always follows the same one (whose leftovers, a call_rcu backlog or a heap full of
+        // freed chunks, would fall on it in every round), nor always opens the round.
+        for offset in runs.indices {
+            let index = (round + offset) % runs.count
+            let run = runs[index]
             // Only the measured contender's team exists while it runs: parked helpers spin and
             // yield, which would load the machine for the others (a first version that kept
             // every team started read 6,347 ns per Semaphore hand-off, against 219 in the tables).
@@ -116,21 +126,31 @@ func table(_ workload: Workload, _ figures: [Figures], operations: Int) -> (tabl
         )
         if contender.isInterlock {
             let peer = fastest.map { workload.contenders[$0].name } ?? "-"
+            let paired = fastest.map { pairedRatio(figures[index], figures[$0]) } ?? "-"
             summary.append(
-                "| \(workload.name) | \(contender.name) | \(peer) | \(ratio) | \(cpuRatio) | \(states[0]) | \(states[1]) |"
+                "| \(workload.name) | \(contender.name) | \(peer) | \(ratio) | \(cpuRatio) | \(paired) "
+                    + "| \(states[0]) | \(states[1]) |"
             )
         }
     }
     return (lines.joined(separator: "\n") + "\n", summary)
 }
 
+/// The median of the per-round wall ratios of `subject`'s run to `peer`'s run of the same round,
+/// and in how many rounds the subject was ahead: "0.84, 11 of 15".
+func pairedRatio(_ subject: Figures, _ peer: Figures) -> String {
+    let ratios = zip(subject.wall, peer.wall).map { $0 / $1 }
+    let ahead = ratios.filter { $0 < 1 }.count
+    return "\(format(Figures.median(ratios), digits: 3)), \(ahead) of \(ratios.count)"
+}
+
 /// The summary table: every Interlock contender's ratios, one line each.
 func summaryTable(_ lines: [String], label: String?) -> String {
     [
         "### Summary\(label.map { ": \($0)" } ?? "")", "",
-        "| Workload | Interlock contender | fastest peer | ratio | CPU ratio | near: median (runs), ratio "
-            + "| far: median (runs), ratio |",
-        "|---|---|---|---:|---:|---:|---:|",
+        "| Workload | Interlock contender | fastest peer | ratio | CPU ratio | paired by round: median ratio, ahead "
+            + "| near: median (runs), ratio | far: median (runs), ratio |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
     ].joined(separator: "\n") + "\n" + lines.joined(separator: "\n") + "\n"
 }
 
