@@ -7,7 +7,7 @@
  * @mirrors Sources/Interlock/Locks/AdaptiveSpin.swift: spin
  * @mirrors CShims/include/ilk_mutex.h: ilk_mutex_release_builtin
  * @mirrors CShims/include/ilk_futex.h: ilk_futex_wait ilk_futex_wait_until ilk_futex_requeue
- * @sha256 dfbe136f37a85727
+ * @sha256 194f14f0d281e470
  * @config -DN=2
  * @config -DN=3
  * @config -DN=3 -DPRODUCERS=2

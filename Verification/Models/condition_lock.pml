@@ -9,7 +9,7 @@
  * @mirrors Sources/Interlock/Locks/AdaptiveSpin.swift: spin
  * @mirrors CShims/include/ilk_mutex.h: ilk_mutex_release_builtin
  * @mirrors CShims/include/ilk_futex.h: ilk_futex_wait ilk_futex_wait_until
- * @sha256 cd91574a94620983
+ * @sha256 f73827404a7c21f3
  * @config -DN=2
  * @config -DN=3
  * @config -DN=2 -DTIMED

@@ -2,7 +2,7 @@
  *
  * @mirrors Sources/Interlock/Locks/MutexWord.swift: tryLock _lockSlow _lockParking _spin _unlockSlow
  * @mirrors CShims/include/ilk_mutex.h: ilk_mutex_release_builtin
- * @sha256 5bb6c714e27232a1
+ * @sha256 d14dc2aa862c82b8
  * @config -DN=2
  * @config -DN=3
  * @config -DN=3 -DTIMED

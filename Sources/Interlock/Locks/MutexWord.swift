@@ -212,8 +212,6 @@ internal enum _MutexWord {
     /// Parks until the exchange(2) finds the mutex free; the caller then holds it as 2.
     @usableFromInline @inline(never)
     internal static func _lockParking(_ word: UnsafeMutablePointer<UInt32>, _ user: _FutexUser) {
-        // A sleeper's look at the machine's load (AdaptiveSpin.swift): a clock read, and a
-        // read of the thread's run delay at most every 10 ms.
         // Acquire: when the exchange finds 0 the caller takes the mutex; pairs with the
         // release decrement or store of the unlock that wrote 0.
         while ilk_atomic_exchange_u32(word, 2, ILK_ORDER_ACQUIRE) != 0 {
@@ -225,7 +223,7 @@ internal enum _MutexWord {
     /// when the budget is spent and it is time to park (the file comment has the policy).
     @usableFromInline
     internal static func _spin(_ word: UnsafeMutablePointer<UInt32>) -> Bool {
-        // The cores are oversubscribed: the holder is likely not running (AdaptiveSpin.swift).
+        // The same budget whatever the load: the file comment ("Under load the spin stays").
         var budget = _spinBudget
         var backoff: UInt32 = 1
         let jitter = ilk_spin_jitter()
