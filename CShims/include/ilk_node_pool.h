@@ -21,7 +21,7 @@
  * batch layout and the per-thread batch pointers are declared here; in an executable the
  * linker relaxes their thread-local accesses to one %fs-relative load (code linked into a
  * shared library keeps a __tls_get_addr call per access, as the out-of-line version did).
- * Alloc also prefetches the node the next alloc will return, for writing.
+ * Alloc also prefetches the node the next alloc will return.
  *
  * Why: malloc plus a deferred free costs ~30-100 ns per element and moves every node between
  * threads' arenas; recycling costs a few array operations per element and one call_rcu per
@@ -99,9 +99,13 @@ static inline __attribute__((always_inline)) void *ilk_node_alloc(size_t size) {
         struct ilk_pool_batch *batch = ilk_pool_alloc_batch[ilk_node_pool_class(size)];
         if (__builtin_expect(batch != NULL && batch->count > 0, 1)) {
             unsigned count = --batch->count;
-            /* The next push's node: start fetching it for writing now, so that the stores
-             * that fill it do not miss the cache just before the CAS that publishes it (a
-             * locked instruction waits for them). */
+            /* The next push's node: start fetching it now, so that the stores that fill it
+             * do not miss the cache just before the CAS that publishes it (a locked
+             * instruction waits for them). On x86-64's default target clang emits a read
+             * prefetch here (`prefetcht0`: the target lacks the `prfchw` feature); a true
+             * write prefetch (`prefetchw` in inline assembly) measured slower,
+             * LockFreeStack 2P/2C 28.9-29.5 against 30.6-32.8 ns in three alternations
+             * (Benchmarks/README.md, "Two write prefetches, measured and not adopted"). */
             if (count > 0) __builtin_prefetch(batch->nodes[count - 1], 1, 3);
             return batch->nodes[count];
         }
