@@ -54,13 +54,19 @@ struct PostgresLockAsyncTests {
         #expect(try await !waiter.lock(before: deadline))
         #expect(clock.now >= deadline)
 
-        async let granted = waiter.lock(before: .now + .seconds(30))
-        #expect(try await eventually { try PGTest.someoneWaits(server, key: waiter.key) })
-        let first = try #require(holder.fencingToken)
-        try await holder.unlock()
-        #expect(try await granted)
-        #expect(try #require(waiter.fencingToken) > first)
-        try await waiter.unlock()
+        // The wait on a thread of its own: on the shared pool, the waiting child task can go
+        // unscheduled for longer than any patience while other tests block both threads of a
+        // 2-core machine (seen in CI: not queued after 10 s).
+        let server = self.server
+        try await onDedicatedThread {
+            async let granted = waiter.lock(before: .now + .seconds(30))
+            #expect(try await eventually { try PGTest.someoneWaits(server, key: waiter.key) })
+            let first = try #require(holder.fencingToken)
+            try await holder.unlock()
+            #expect(try await granted)
+            #expect(try #require(waiter.fencingToken) > first)
+            try await waiter.unlock()
+        }
     }
 
     @Test("a waiter on a one-thread executor leaves the thread to the task that releases the lock")
@@ -90,7 +96,12 @@ struct PostgresLockAsyncTests {
         let holder = try PostgresLock(connectionString: server.connectionString, name: "async-cancel")
         let waiter = try PostgresLock(connectionString: server.tcpConnectionString, name: "async-cancel")
         #expect(try await holder.tryLock())
-        let task = Task { try await waiter.lock(before: .now + .seconds(60)) }
+        // The waiter runs on a thread of its own, so that what is measured is the cancellation,
+        // not the wait for a thread of the shared pool, which other tests can keep busy for
+        // seconds (seen in CI: 15 s on the pool).
+        let waiterThread = DedicatedThreadExecutor()
+        defer { waiterThread.shutdown() }
+        let task = Task(executorPreference: waiterThread) { try await waiter.lock(before: .now + .seconds(60)) }
         #expect(try await eventually { try PGTest.someoneWaits(server, key: waiter.key) })
         // The cancellation and its measurement on a thread of their own (DedicatedThreadExecutor).
         let (outcome, took) = try await onDedicatedThread {
@@ -254,9 +265,11 @@ struct PostgresLockAsyncTests {
         try await lock.unlock()
     }
 
-    /// Polls `condition` every 2 ms (suspending, not blocking) until it holds or 10 s passed.
+    /// Polls `condition` every 2 ms (suspending, not blocking) until it holds or 60 s passed:
+    /// patience for a precondition, not a promise measured, long enough for the tasks that make
+    /// it true to be scheduled while other tests keep the shared pool busy.
     func eventually(_ condition: () throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while true {
             if try condition() { return true }
             if ContinuousClock.now >= deadline { return false }
