@@ -13,6 +13,7 @@
  *   ilk_rcu.h       liburcu (urcu-bp) read-side sections and batched deferred frees
  *   ilk_node_pool.h recycling of small nodes through RCU grace periods (LockFreeStack)
  *   ilk_block_cache.h a cache of large blocks past their grace period (LockFreeQueue's segments)
+ *   ilk_demand.h    recent demand, which bounds what the block cache keeps
  *   ilk_sync.h      the per-object lock records of synchronized(_:_:)
  *   ilk_fs.h        statfs(2)'s file system type, for DistributedLock's choice of recipe
  *   ilk_osqueue.h   Darwin's OSQueueHead/OSFifoQueueHead and a double-width CAS (InterlockCompat)
@@ -32,6 +33,7 @@
 #include "ilk_rcu.h"
 #include "ilk_node_pool.h"
 #include "ilk_block_cache.h"
+#include "ilk_demand.h"
 #include "ilk_sync.h"
 #include "ilk_fs.h"
 #include "ilk_lockorder.h"

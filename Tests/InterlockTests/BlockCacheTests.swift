@@ -18,12 +18,14 @@ import Musl
 /// to 1,024 slots of many element types) may have claimed them all.
 @Suite("Block cache")
 struct BlockCacheTests {
-    @Test("keeps blocks of a claimed size up to its cell limit, and hands them back zeroed (child process)")
+    @Test("keeps blocks of a claimed size up to its floor, and hands them back zeroed (child process)")
     func keepsClaimedSizes() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let size = 3_000
             let alignment = 64
-            let cells = Int(ILK_BLOCK_CACHE_CELLS)
+            ilk_demand_fix_epoch(10)  // the policy's clock stands still in this test
+            // 128 KiB of 3,000-byte blocks: what the slot keeps without recent demand.
+            let floor = Int(ILK_BLOCK_CACHE_BYTES) / size
             // Not claimed yet: a put is refused (the caller keeps the block).
             let stranger = ilk_block_alloc(size + 16, alignment)!
             childCheck(ilk_block_cache_put(stranger, size + 16, alignment) == 0, "an unclaimed size was kept")
@@ -41,20 +43,76 @@ struct BlockCacheTests {
                 UnsafeRawBufferPointer(start: again, count: size).allSatisfy { $0 == 0 }, "a reused block is not zeroed"
             )
             childCheck(ilk_block_cache_count(size, alignment) == 0, "a taken block is still counted")
-            // Up to the cell limit (16 cells: 128 KiB of 3,000-byte blocks would be more), no more.
+            // Two allocations of demand so far: up to the floor, no more.
             var blocks = [again]
-            for _ in 1..<cells { blocks.append(ilk_block_alloc(size, alignment)!) }
+            for _ in 1..<floor { blocks.append(ilk_block_alloc(size, alignment)!) }
             for block in blocks { childCheck(ilk_block_cache_put(block, size, alignment) == 1, "a put was refused") }
             let extra = ilk_block_alloc(size, alignment)!
-            childCheck(ilk_block_cache_put(extra, size, alignment) == 0, "a put beyond the cell limit was kept")
+            childCheck(ilk_block_cache_put(extra, size, alignment) == 0, "a put beyond the floor was kept")
             ilk_block_free(extra)
-            childCheck(ilk_block_cache_count(size, alignment) == UInt32(cells), "the cache lost a block")
+            childCheck(ilk_block_cache_count(size, alignment) == UInt32(floor), "the cache lost a block")
             // Drain: every cached block comes out once.
             var drained = Set<UnsafeMutableRawPointer>()
-            for _ in 0..<cells { drained.insert(ilk_block_cache_alloc_zeroed(size, alignment)!) }
+            for _ in 0..<floor { drained.insert(ilk_block_cache_alloc_zeroed(size, alignment)!) }
             childCheck(drained == Set(blocks), "the drained blocks are not the cached ones")
             childCheck(ilk_block_cache_count(size, alignment) == 0, "blocks left after the drain")
             for block in drained { ilk_block_free(block) }
+        }
+        if let result { print(String(decoding: result.standardErrorContent, as: UTF8.self), terminator: "") }
+    }
+
+    @Test(
+        "keeps what the last two epochs allocated, up to its cap; gives the rest back as demand falls (child process)"
+    )
+    func retentionFollowsRecentDemand() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let size = 16_384
+            let alignment = 128
+            let floor = Int(ILK_BLOCK_CACHE_BYTES) / size  // 8
+            let cap = Int(ILK_BLOCK_CACHE_MAX_BYTES) / size  // 1,024
+            ilk_demand_fix_epoch(10)
+            // A burst: 300 blocks allocated in this epoch, all given back: all kept.
+            var burst: [UnsafeMutableRawPointer] = []
+            for _ in 0..<300 { burst.append(ilk_block_cache_alloc_zeroed(size, alignment)!) }
+            for block in burst {
+                childCheck(ilk_block_cache_put(block, size, alignment) == 1, "a burst block was refused")
+            }
+            childCheck(ilk_block_cache_count(size, alignment) == 300, "the burst was not kept whole")
+            // The next burst comes from the cache: the same blocks.
+            var again = Set<UnsafeMutableRawPointer>()
+            for _ in 0..<300 { again.insert(ilk_block_cache_alloc_zeroed(size, alignment)!) }
+            childCheck(again == Set(burst), "the second burst did not reuse the first one's blocks")
+            for block in again { childCheck(ilk_block_cache_put(block, size, alignment) == 1, "a block was refused") }
+            // One epoch later, the last epoch's demand (600) still counts.
+            ilk_demand_fix_epoch(11)
+            let more = ilk_block_alloc(size, alignment)!
+            childCheck(ilk_block_cache_put(more, size, alignment) == 1, "the previous epoch's demand was forgotten")
+            // Two epochs later, with no demand since, only the floor is kept: puts are refused,
+            // and each allocation takes one block and gives one more back to malloc.
+            ilk_demand_fix_epoch(12)
+            ilk_demand_fix_epoch(13)
+            let late = ilk_block_alloc(size, alignment)!
+            childCheck(ilk_block_cache_put(late, size, alignment) == 0, "a put above the floor was kept")
+            ilk_block_free(late)
+            var taken: [UnsafeMutableRawPointer] = []
+            for _ in 0..<50 { taken.append(ilk_block_cache_alloc_zeroed(size, alignment)!) }
+            let left = Int(ilk_block_cache_count(size, alignment))
+            childCheck(left == 301 - 100, "after 50 allocations above the retention: \(left) cached, not 201")
+            // Shrinking stops where the cache meets the current demand (or the floor).
+            for _ in 0..<300 { taken.append(ilk_block_cache_alloc_zeroed(size, alignment)!) }
+            let settled = Int(ilk_block_cache_count(size, alignment))
+            childCheck(settled <= max(floor, taken.count), "\(settled) cached above a demand of \(taken.count)")
+            for block in taken { ilk_block_free(block) }
+            // The cap: a burst bigger than it keeps the cap's worth.
+            ilk_demand_fix_epoch(20)
+            while ilk_block_cache_count(size, alignment) > 0 {
+                ilk_block_free(ilk_block_cache_alloc_zeroed(size, alignment)!)
+            }
+            var huge: [UnsafeMutableRawPointer] = []
+            for _ in 0..<(cap + 10) { huge.append(ilk_block_cache_alloc_zeroed(size, alignment)!) }
+            let kept = huge.filter { ilk_block_cache_put($0, size, alignment) == 1 }.count
+            childCheck(kept == cap, "kept \(kept) of a burst of \(cap + 10), cap \(cap)")
+            for block in huge.dropFirst(cap) { ilk_block_free(block) }
         }
         if let result { print(String(decoding: result.standardErrorContent, as: UTF8.self), terminator: "") }
     }

@@ -154,7 +154,10 @@ import CInterlock
 ///
 /// Elements live in segments of many slots (one allocation per segment, not per element);
 /// emptied segments are reclaimed with userspace RCU (liburcu) once no thread can still read
-/// them, and a few of them are kept for new segments (at most 1 MiB for the whole process).
+/// them, and kept for new segments: up to as many as the program's queues took in the last one
+/// to two seconds, within 128 KiB and 16 MiB per segment size (a queue of `Int` has 16 KiB
+/// segments of 1,024 elements), so that a queue whose depth swings finds its segments again at
+/// the next swing. When fewer are needed, the rest goes back to `malloc` as the queues go on.
 /// Threads need no registration: any thread may call in.
 ///
 /// Elements still in the queue are released when the queue is deinitialized (iteratively: a
