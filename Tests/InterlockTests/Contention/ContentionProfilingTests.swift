@@ -415,9 +415,11 @@ func filesInTmp(prefix: String) -> [String] {
     defer { closedir(directory) }
     var names: [String] = []
     while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        // Read the name in place, up to its NUL: a record is only as long as its name
+        // (d_reclen), so copying the declared 256-byte d_name can run past the end of the
+        // directory buffer's mapping (a crash seen in CI, in memcpy, with a crowded /tmp).
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        let name = String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
         if name.hasPrefix(prefix) { names.append(name) }
     }
     return names
