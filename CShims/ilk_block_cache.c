@@ -12,7 +12,8 @@
  * 1...ILK_BLOCK_CACHE_CELLS) is ever filled.
  * Scans: cells below `count` are mostly full, those above mostly empty, so a put scans up from
  * `count` and a take down from `count - 1`, each wrapping around the cap: one or two probes
- * when no other operation is under way, the whole cap at worst.
+ * when no other operation is under way, the whole cap at worst; a take finds an empty cache
+ * (count 0) with no scan.
  * Progress: every operation is a bounded scan with single-word atomics: wait-free.
  */
 #include "include/ilk_block_cache.h"
@@ -76,7 +77,10 @@ static unsigned ilk_block_cache_filled(struct ilk_block_cache_slot *slot) {
 /* Empties one full cell, scanning down from the count; NULL when every cell is empty. */
 static void *ilk_block_cache_take(struct ilk_block_cache_slot *slot, unsigned cap) {
     unsigned filled = ilk_block_cache_filled(slot);
-    unsigned start = filled == 0 ? 0 : (filled - 1) % cap;
+    /* An empty cache costs one load, not a scan of every cell: a block put a moment ago whose
+     * count is not raised yet is missed, and the caller mallocs. */
+    if (filled == 0) return NULL;
+    unsigned start = (filled - 1) % cap;
     for (unsigned k = 0; k < cap; k++) {
         unsigned i = (start + cap - k) % cap;
         /* Relaxed peek; acquire exchange: pairs with the put's release CAS. */
