@@ -60,11 +60,11 @@ static struct ilk_block_cache_slot *ilk_block_cache_slot(uint64_t key, int claim
     return NULL;
 }
 
-/* How many blocks the slot may hold now (see "Retention" in the header). */
-static unsigned ilk_block_cache_retention(struct ilk_block_cache_slot *slot, size_t size) {
+/* How many blocks a slot of `size` whose recent demand is `wanted` may hold now (see
+ * "Retention" in the header). */
+static unsigned ilk_block_cache_retention(unsigned wanted, size_t size) {
     unsigned floor = ilk_block_cache_cells_for(ILK_BLOCK_CACHE_BYTES, size);
     unsigned cap = ilk_block_cache_cells_for(ILK_BLOCK_CACHE_MAX_BYTES, size);
-    unsigned wanted = ilk_demand_recent(&slot->demand);
     if (wanted < floor) wanted = floor;
     return wanted > cap ? cap : wanted;
 }
@@ -98,7 +98,7 @@ int ilk_block_cache_put(void *block, size_t size, size_t align) {
     struct ilk_block_cache_slot *slot = ilk_block_cache_slot(ilk_block_cache_key(size, align), 0);
     if (slot == NULL) return 0;
     unsigned filled = ilk_block_cache_filled(slot);
-    if (filled >= ilk_block_cache_retention(slot, size)) return 0;
+    if (filled >= ilk_block_cache_retention(ilk_demand_recent(&slot->demand), size)) return 0;
     unsigned cap = ilk_block_cache_cells_for(ILK_BLOCK_CACHE_MAX_BYTES, size);
     unsigned start = filled % cap;
     for (unsigned k = 0; k < cap; k++) {
@@ -119,11 +119,11 @@ int ilk_block_cache_put(void *block, size_t size, size_t align) {
 void *ilk_block_cache_alloc_zeroed(size_t size, size_t align) {
     struct ilk_block_cache_slot *slot = ilk_block_cache_slot(ilk_block_cache_key(size, align), 1);
     if (slot == NULL) return ilk_block_alloc_zeroed(size, align);
-    ilk_demand_add(&slot->demand, 1);
+    unsigned wanted = ilk_demand_add(&slot->demand, 1); /* one clock read per allocation */
     unsigned cap = ilk_block_cache_cells_for(ILK_BLOCK_CACHE_MAX_BYTES, size);
     void *block = ilk_block_cache_take(slot, cap);
     /* Shrinking: one block beyond the retention goes back to malloc per allocation. */
-    if (ilk_block_cache_filled(slot) > ilk_block_cache_retention(slot, size)) {
+    if (ilk_block_cache_filled(slot) > ilk_block_cache_retention(wanted, size)) {
         void *excess = ilk_block_cache_take(slot, cap);
         if (excess != NULL) ilk_block_free(excess);
     }

@@ -28,16 +28,20 @@ static void ilk_demand_tick(struct ilk_demand *demand) {
     __atomic_store_n(&demand->previous, epoch == seen + 1 ? current : 0, __ATOMIC_RELAXED);
 }
 
-void ilk_demand_add(struct ilk_demand *demand, uint32_t units) {
+static uint32_t ilk_demand_max(uint32_t current, struct ilk_demand *demand) {
+    uint32_t previous = __atomic_load_n(&demand->previous, __ATOMIC_RELAXED); /* policy only */
+    return current > previous ? current : previous;
+}
+
+uint32_t ilk_demand_add(struct ilk_demand *demand, uint32_t units) {
     ilk_demand_tick(demand);
-    __atomic_fetch_add(&demand->current, units, __ATOMIC_RELAXED); /* policy only */
+    uint32_t current = __atomic_add_fetch(&demand->current, units, __ATOMIC_RELAXED); /* policy */
+    return ilk_demand_max(current, demand);
 }
 
 uint32_t ilk_demand_recent(struct ilk_demand *demand) {
     ilk_demand_tick(demand);
-    uint32_t current = __atomic_load_n(&demand->current, __ATOMIC_RELAXED);
-    uint32_t previous = __atomic_load_n(&demand->previous, __ATOMIC_RELAXED);
-    return current > previous ? current : previous;
+    return ilk_demand_max(__atomic_load_n(&demand->current, __ATOMIC_RELAXED), demand); /* policy */
 }
 
 void ilk_demand_fix_epoch(unsigned long long epoch) {

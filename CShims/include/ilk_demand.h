@@ -3,7 +3,8 @@
  * keeps memory for reuse (ilk_block_cache.h; the same cap on the node pool measured no better for
  * LockFreeStack: Benchmarks/README.md, "Keeping what the program recently used").
  *
- *   ilk_demand_add(d, n)    counts n units asked for now.
+ *   ilk_demand_add(d, n)    counts n units asked for now and returns ilk_demand_recent(d)
+ *                           as it stands after the count (one clock read for both).
  *   ilk_demand_recent(d)    the units counted in the current epoch or the one before: what a
  *                           cache keeps at most beyond its floor.
  *   ilk_demand_fix_epoch(e) the clock reads epoch e from now on (e > 0), or the real clock
@@ -33,7 +34,7 @@ struct ilk_demand {
     uint32_t previous;
 };
 
-void ilk_demand_add(struct ilk_demand *demand, uint32_t units);
+uint32_t ilk_demand_add(struct ilk_demand *demand, uint32_t units);
 uint32_t ilk_demand_recent(struct ilk_demand *demand);
 void ilk_demand_fix_epoch(unsigned long long epoch);
 
