@@ -186,5 +186,9 @@ uint32_t *ilk_rcu_gate_word(void);
 int ilk_rcu_fork_starts_worker(void);
 /* Batches handed to liburcu and not yet freed, for tests (relaxed snapshot). */
 long ilk_rcu_batches_in_flight(void);
+/* The size and alignment of a retirement batch's header, which the block cache keeps
+ * (ilk_rcu.c), for tests. */
+size_t ilk_rcu_batch_header_bytes(void);
+size_t ilk_rcu_batch_header_alignment(void);
 
 #endif /* ILK_RCU_H */

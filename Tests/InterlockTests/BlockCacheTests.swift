@@ -139,6 +139,59 @@ struct BlockCacheTests {
         }
         if let result { print(String(decoding: result.standardErrorContent, as: UTF8.self), terminator: "") }
     }
+
+    @Test(
+        "a segment no other thread reached goes to the cache at once: an enqueuer's unlinked one, a destroyed queue's (child process)"
+    )
+    func unpublishedSegmentsGoToTheCache() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            typealias Segment = _QueueSegment<Int, _StandardQueueGeometry>
+            let bytes = Segment.byteCount
+            let alignment = Segment.blockAlignment
+            ilk_demand_fix_epoch(10)  // the policy's clock stands still: the floor and this demand
+            // The segment an enqueuer allocated and then failed to link (_enqueueInNewSegment).
+            let unlinked = Segment.allocate()
+            let before = ilk_block_cache_count(bytes, alignment)
+            unlinked.discard()
+            childCheck(
+                ilk_block_cache_count(bytes, alignment) == before + 1, "a discarded segment did not reach the cache")
+            childCheck(
+                Segment.allocate().base == unlinked.base, "the next segment is not the discarded one")
+            // A queue of three segments, destroyed with its elements in it: every segment cached.
+            var queue: LockFreeQueue<Int>? = LockFreeQueue<Int>()
+            for value in 0..<(2 * Segment.slotCount + 1) { queue!.enqueue(value) }
+            let held = ilk_block_cache_count(bytes, alignment)
+            queue = nil
+            let after = ilk_block_cache_count(bytes, alignment)
+            childCheck(after == held + 3, "a destroyed queue's 3 segments: \(after - held) cached")
+        }
+        if let result { print(String(decoding: result.standardErrorContent, as: UTF8.self), terminator: "") }
+    }
+
+    @Test("a retirement batch's header comes back from the cache after its grace period (child process)")
+    func retirementBatchHeadersAreReused() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let header = ilk_rcu_batch_header_bytes()
+            let headerAlignment = ilk_rcu_batch_header_alignment()
+            let size = 16_384
+            let alignment = 128
+            ilk_demand_fix_epoch(10)
+            // Claim the block size's slot, then retire one full batch's worth of blocks.
+            ilk_block_free(ilk_block_cache_alloc_zeroed(size, alignment))
+            for _ in 0..<(Int(ILK_RCU_BATCH_BYTES) / size) {
+                ilk_rcu_retire_cached(ilk_block_alloc(size, alignment), size, alignment)
+            }
+            ilk_rcu_barrier()  // the batch handed over, its callback run
+            let cached = ilk_block_cache_count(header, headerAlignment)
+            childCheck(cached >= 1, "no batch header in the cache after the callback")
+            // The next batch takes its header from the cache.
+            ilk_rcu_retire_cached(ilk_block_alloc(size, alignment), size, alignment)
+            let left = ilk_block_cache_count(header, headerAlignment)
+            childCheck(left == cached - 1, "the next batch did not take a cached header: \(cached) then \(left)")
+            ilk_rcu_barrier()
+        }
+        if let result { print(String(decoding: result.standardErrorContent, as: UTF8.self), terminator: "") }
+    }
 }
 
 /// In a child process of an exit test: says why on stderr and exits 1 unless `condition`.

@@ -233,9 +233,9 @@ internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
         ilk_atomic_store_ptr(_words.second, segment.base, ILK_ORDER_RELAXED)
     }
 
-    /// Releases the elements left in FULL slots and frees the segments and the words,
-    /// iteratively and without RCU: only from the owner's deinit, when no other thread can
-    /// reach the queue any more.
+    /// Releases the elements left in FULL slots, gives back the segments (`discard`: to the
+    /// block cache) and frees the words, iteratively and without RCU: only from the owner's
+    /// deinit, when no other thread can reach the queue any more.
     @usableFromInline
     internal func destroy() {
         var block = _words.first.pointee
@@ -245,7 +245,7 @@ internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
                 segment.element(index).deinitialize(count: 1)
             }
             block = segment.next.pointee
-            ilk_block_free(current)
+            segment.discard()
         }
         _words.deallocate()
     }
@@ -305,7 +305,7 @@ internal struct _QueueCore<Element, Geometry: _QueueGeometry> {
         }
         // Another enqueuer linked its segment first; ours was never visible to anyone.
         fresh.element(0).deinitialize(count: 1)
-        ilk_block_free(fresh.base)
+        fresh.discard()
         return false
     }
 
