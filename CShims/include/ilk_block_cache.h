@@ -1,7 +1,10 @@
 /*
  * ilk_block_cache.h — a cache of large blocks past their grace period, for the segments of
  * LockFreeQueue (16 KiB for a queue of Int, one per 1,024 elements), that keeps what the
- * program recently used and gives the rest back.
+ * program recently used and gives the rest back. Its other users: a queue's segments that no
+ * other thread reached (an enqueuer's unlinked one, a destroyed queue's) go in by
+ * ilk_block_cache_put at once, and the headers of the RCU retirement batches (about 1 KiB,
+ * ilk_rcu.c) come from it and go back to it.
  *
  *   ilk_block_cache_alloc_zeroed(size, align)
  *                           a zeroed block of `size` bytes aligned to `align`: a cached one of

@@ -161,7 +161,8 @@ import CInterlock
 /// Threads need no registration: any thread may call in.
 ///
 /// Elements still in the queue are released when the queue is deinitialized (iteratively: a
-/// queue of millions of elements deinitializes without deep recursion).
+/// queue of millions of elements deinitializes without deep recursion), and its segments are
+/// kept for the next queue of the same element layout, within the same bounds.
 ///
 /// - Note: ``LockFreeStack`` is the last-in, first-out counterpart.
 public final class LockFreeQueue<Element> {
