@@ -6,6 +6,12 @@
  * 64 spin locks, each on its own 128-byte block, chosen by the address's bits above the
  * 16-byte alignment. The words are read and written with atomics inside the lock, so that
  * readers outside it (ilk_atomic_load_uptr) see each word whole.
+ *
+ * fork(): a stripe held by another thread at the fork would stay held in the child for good.
+ * The RCU fork handlers (ilk_rcu.c), which the first LockFreeStack or LockFreeQueue installs,
+ * take every stripe last before the fork and give them back first after it, in the parent and
+ * the child (ilk_dwcas_fork_prepare, ilk_dwcas_fork_release). A holder never waits for anything
+ * while it holds a stripe, so the prepare handler only waits out the holders' few instructions.
  */
 #include "include/ilk_osqueue.h"
 #include "include/ilk_fence.h"
@@ -35,9 +41,8 @@ static struct {
     char padding[128 - sizeof(uint32_t)];
 } ilk_dwcas_stripes[ILK_DWCAS_STRIPES] __attribute__((aligned(128)));
 
-bool ilk_dwcas_locked(uintptr_t *address, uintptr_t *lo, uintptr_t *hi, uintptr_t new_lo,
-                      uintptr_t new_hi) {
-    uint32_t *lock = &ilk_dwcas_stripes[((uintptr_t)address >> 4) % ILK_DWCAS_STRIPES].word;
+/* Takes a stripe (acquire), spinning, then yielding, while another thread holds it. */
+static void ilk_dwcas_lock_stripe(uint32_t *lock) {
     unsigned spins = 0;
     while (__atomic_exchange_n(lock, 1u, __ATOMIC_ACQUIRE) != 0) {
         while (__atomic_load_n(lock, __ATOMIC_RELAXED) != 0) {
@@ -48,6 +53,22 @@ bool ilk_dwcas_locked(uintptr_t *address, uintptr_t *lo, uintptr_t *hi, uintptr_
             }
         }
     }
+}
+
+void ilk_dwcas_fork_prepare(void) {
+    for (unsigned i = 0; i < ILK_DWCAS_STRIPES; i++) ilk_dwcas_lock_stripe(&ilk_dwcas_stripes[i].word);
+}
+
+void ilk_dwcas_fork_release(void) {
+    /* Release: pairs with the next holder's acquire (in the parent; the child is alone). */
+    for (unsigned i = 0; i < ILK_DWCAS_STRIPES; i++)
+        __atomic_store_n(&ilk_dwcas_stripes[i].word, 0u, __ATOMIC_RELEASE);
+}
+
+bool ilk_dwcas_locked(uintptr_t *address, uintptr_t *lo, uintptr_t *hi, uintptr_t new_lo,
+                      uintptr_t new_hi) {
+    uint32_t *lock = &ilk_dwcas_stripes[((uintptr_t)address >> 4) % ILK_DWCAS_STRIPES].word;
+    ilk_dwcas_lock_stripe(lock);
     uintptr_t old_lo = __atomic_load_n(&address[0], __ATOMIC_RELAXED);
     uintptr_t old_hi = __atomic_load_n(&address[1], __ATOMIC_RELAXED);
     bool ok = old_lo == *lo && old_hi == *hi;

@@ -9,8 +9,7 @@
  * period. A pthread_key destructor hands over the partial batches when the thread exits.
  *
  * fork() without exec: the child has one thread, the one that called fork(); liburcu's
- * call_rcu worker is gone, so nothing retired in the child would ever be freed (and the node
- * pool, which waits for those callbacks, would fall back to malloc for good), and an RCU
+ * call_rcu worker is gone, so nothing retired in the child would ever be freed, and an RCU
  * barrier would wait forever. liburcu leaves it to the application to call its fork hooks;
  * ilk_rcu_install_fork_handlers registers them with pthread_atfork, once per process, in this
  * order (prepare handlers run in this order, the parent's and child's in the reverse one):
@@ -20,11 +19,15 @@
  *      two rounds of callbacks (none is half done; a paused worker holds no lock, is in no
  *      grace period);
  *   3. urcu_bp_before_fork: blocks signals, takes the grace-period and registry mutexes.
- *   child:  urcu_bp_after_fork_child drops the registry entries of the threads that did not
- *           survive (a reader that was inside a section would otherwise block every grace
- *           period), call_rcu_after_fork_child starts a new worker and moves every callback
- *           still queued (the parent's backlog included) onto it, then the gate opens.
- *   parent: urcu_bp_after_fork_parent, call_rcu_after_fork_parent, the gate opens.
+ *   4. ilk_dwcas_fork_prepare: takes the stripes of ilk_dwcas's striped-lock form (the
+ *      node pool's lists and LockFreeStack's head use it under ThreadSanitizer).
+ *   child:  the stripes are given back; urcu_bp_after_fork_child drops the registry entries
+ *           of the threads that did not survive (a reader that was inside a section would
+ *           otherwise block every grace period), call_rcu_after_fork_child starts a new
+ *           worker and moves every callback still queued (the parent's backlog included)
+ *           onto it, then the gate opens.
+ *   parent: the stripes are given back; urcu_bp_after_fork_parent,
+ *           call_rcu_after_fork_parent, the gate opens.
  * Why this order: a worker waiting for a grace period needs the mutexes of step 3, so the
  * workers pause (2) before those are taken; a thread inside call_rcu may need the call_rcu
  * mutex (the first call creates the worker) or the registry mutex (its first read-side
@@ -84,6 +87,7 @@
 #include "include/ilk_rcu.h"
 #include "include/ilk_block_cache.h"
 #include "include/ilk_futex.h"
+#include "include/ilk_osqueue.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -181,6 +185,7 @@ static void ilk_rcu_before_fork(void) {
     }
     if (ilk_rcu_fork_restarts_worker) call_rcu_before_fork();
     urcu_bp_before_fork();
+    ilk_dwcas_fork_prepare(); /* last: a stripe holder waits for nothing (ilk_dwcas.c) */
 }
 
 static void ilk_rcu_free_batch(struct rcu_head *head);
@@ -217,12 +222,14 @@ static void ilk_rcu_open_gate(void) {
 }
 
 static void ilk_rcu_after_fork_in_parent(void) {
+    ilk_dwcas_fork_release();
     urcu_bp_after_fork_parent();
     if (ilk_rcu_fork_restarts_worker) call_rcu_after_fork_parent();
     ilk_rcu_open_gate();
 }
 
 static void ilk_rcu_after_fork_in_child(void) {
+    ilk_dwcas_fork_release();
     urcu_bp_after_fork_child();
     if (ilk_rcu_fork_restarts_worker) call_rcu_after_fork_child();
     ilk_rcu_open_gate(); /* nobody else waits in the child: only this thread exists */

@@ -11,7 +11,7 @@
  *   ilk_mutex.h     the futex mutex word's release: a decrement branching on its flags
  *   ilk_rwlock.h    ReadWriteLock's memory layout (writer words and reader count apart)
  *   ilk_rcu.h       liburcu (urcu-bp) read-side sections and batched deferred frees
- *   ilk_node_pool.h recycling of small nodes through RCU grace periods (LockFreeStack)
+ *   ilk_node_pool.h recycling of small nodes, at once; freed after RCU grace periods (LockFreeStack)
  *   ilk_block_cache.h a cache of large blocks past their grace period (LockFreeQueue's segments)
  *   ilk_demand.h    recent demand, which bounds what the block cache keeps
  *   ilk_sync.h      the per-object lock records of synchronized(_:_:)

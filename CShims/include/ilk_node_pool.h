@@ -1,56 +1,50 @@
 /*
- * ilk_node_pool.h — recycling of small fixed-size nodes through RCU grace periods, for
- * LockFreeStack (one node per element).
+ * ilk_node_pool.h — recycling of small fixed-size nodes, for LockFreeStack (one node per
+ * element). A node retired to the pool is reusable AT ONCE; its memory goes back to malloc only
+ * after an RCU grace period.
  *
  *   ilk_node_alloc(size)    a node of `size` bytes, 16-byte aligned (size 0 is served as 1,
- *                           outside the pool): from this thread's cache,
- *                           else a batch from the global ready list of its size class, else
+ *                           outside the pool): from this thread's cache of the size class,
+ *                           else a full batch from the global ready list of the class, else
  *                           malloc. Never NULL.
  *   ilk_node_retire(node, size)
- *                           `node` (from ilk_node_alloc with the same size) is unlinked; it may
- *                           be reused once every read-side section that might hold it has
- *                           ended. Appends to this thread's retire batch; a full batch is
- *                           handed to call_rcu, whose callback (after a grace period) puts it
- *                           on the global ready list of its class, or frees it when that list
- *                           already holds ILK_NODE_POOL_READY_BYTES of nodes (memory stays bounded).
- *   ilk_node_free(node)     free a node nobody else can reach (a container's deinit).
+ *                           `node` (from ilk_node_alloc with the same size) is unlinked. It goes
+ *                           into this thread's cache, where the next ilk_node_alloc of the class
+ *                           may return it at once; the cache's overflow goes to the ready list
+ *                           in batches, and what the ready list cannot hold
+ *                           (ILK_NODE_POOL_READY_BYTES per class) is freed after a grace period.
+ *   ilk_node_free(node)     free a node nobody can reach or still read: only for nodes made by
+ *                           the large-node path (size 0 or over 256), never a pooled one.
  *
- * The fast paths of alloc and retire (take the next node of this thread's batch; append to
- * this thread's retire batch) are static inline, so that the Swift code of LockFreeStack
- * inlines them: the out-of-line calls cost about 1.3 ns of a 15 ns push+pop. For that the
- * batch layout and the per-thread batch pointers are declared here; in an executable the
- * linker relaxes their thread-local accesses to one %fs-relative load (code linked into a
- * shared library keeps a __tls_get_addr call per access, as the out-of-line version did).
- * Alloc also prefetches the node the next alloc will return.
+ * TYPE STABILITY, the contract that makes immediate reuse safe: memory that was ever a pooled
+ * node of class c stays a node of class c, readable, until a grace period that began after it
+ * was last retired. So a reader inside a read-side section that loaded a pointer to a node may
+ * load the node's first word (`next`) at any later time in that section and read some node's
+ * `next`: not freed memory, though maybe a newer value. The user must make such a stale read
+ * harmless: LockFreeStack's head carries a generation count that every pop increments, so a
+ * pop whose node was popped and reused meanwhile fails its double-width compare-and-swap
+ * (LockFreeStack.swift, "ABA").
  *
- * Why: malloc plus a deferred free costs ~30-100 ns per element and moves every node between
- * threads' arenas; recycling costs a few array operations per element and one call_rcu per
- * ILK_NODE_POOL_BATCH nodes. A thread reuses the nodes it retired itself first (once their
- * grace period is over), so nodes stay in the cache of the core that uses them; threads that
- * retire more than they allocate pass finished batches to a global ready list per class.
+ * Why at once: before, a retired node waited out a grace period, which liburcu's worker
+ * completes in rounds separated by a 10 ms nap; on a loaded machine push found no reusable
+ * node and malloc'ed 15-23 % of its nodes (20 % of LockFreeStack's samples beside the
+ * neighbour process in glibc's malloc, Benchmarks/README.md "The stack beside the neighbour").
+ * Concurrency Kit's ck_stack with a free list recycles at once the same way.
  *
- * Limit: a node becomes reusable only after a grace period, which liburcu's worker thread
- * completes; when that thread is descheduled (an oversubscribed machine), threads allocate
- * fresh nodes meanwhile. Pools that recycle a node at once (Concurrency Kit's ck_stack with a
- * free list, which avoids ABA with a generation-counted double-width CAS instead) do not pay
- * this, and win the push-then-pop workloads on an oversubscribed machine.
+ * Cache per thread and class (Bonwick's magazines: J. Bonwick, J. Adams, "Magazines and Vmem",
+ * USENIX 2001): `loaded`, which alloc takes from and retire puts into (the inline fast paths
+ * below), and `previous`, a full or empty batch kept beside it, so that a thread that allocates
+ * and retires about equally moves a batch to or from the global lists at most once per
+ * ILK_NODE_POOL_BATCH operations, never back and forth at a boundary. The fast paths are static
+ * inline so that LockFreeStack's Swift code inlines them (the out-of-line calls cost about
+ * 1.3 ns of a 15 ns push+pop); in an executable the thread-local accesses are one
+ * %fs-relative load each. Alloc also prefetches the node the next alloc will return.
  *
  * Size classes: sizes 1..256 in steps of 16 (16 classes); larger nodes bypass the pool (malloc,
  * and retirement through ilk_rcu_retire).
  *
- * Synchronization table: alloc/retire/free from any thread, inside or outside read-side
- * sections (the ready-list pop takes its own read-side section, nested if need be).
- *
- * Reuse safety (no use-after-free, no ABA): a node re-enters circulation only through the
- * callback of a call_rcu made after it was retired, i.e. after a grace period that began after
- * it was unlinked. The ready lists are Treiber stacks of batches; a batch header is reachable
- * from a ready list only after such a grace period too (a header emptied by an allocating
- * thread becomes a retire batch, its own or another thread's through the global list of empty
- * headers, or is retired with ilk_rcu_retire), and the
- * pop reads the head batch's `next` inside a read-side section, so the pop's CAS cannot see a header
- * that left and came back (the ABA of the classic Treiber stack). ThreadSanitizer sees the
- * reuse ordered by: reader's unlock (release token) -> callback (acquire token) -> ready-list
- * push (release CAS) -> pop (acquire CAS) -> the new owner's writes.
+ * Synchronization table: alloc/retire from any thread, inside or outside read-side sections
+ * (the global lists' pops take their own read-side section, nested if need be).
  */
 #ifndef ILK_NODE_POOL_H
 #define ILK_NODE_POOL_H
@@ -63,29 +57,28 @@
 #define ILK_NODE_POOL_BATCH 1022
 #define ILK_NODE_POOL_READY_BYTES (8u << 20) /* node bytes a class's ready list may hold */
 
-/* A batch of nodes of one size class (ilk_node_pool.c describes its states). Its layout is
- * here only so that the fast paths below can be inlined into the Swift code that calls them. */
+/* A batch of nodes of one size class (ilk_node_pool.c). Its layout is here only so that the
+ * fast paths below can be inlined into the Swift code that calls them. */
 struct ilk_pool_batch {
     struct rcu_head head; /* first: call_rcu hands it back */
     struct ilk_pool_batch *next;
-    int state;
     unsigned klass;
     unsigned count;
     void *nodes[ILK_NODE_POOL_BATCH];
 };
 
-/* This thread's batch to allocate from, and batch collecting retired nodes, per size class
- * (defined in ilk_node_pool.c; only this thread touches them). */
-extern __thread struct ilk_pool_batch *ilk_pool_alloc_batch[ILK_NODE_POOL_CLASSES];
-extern __thread struct ilk_pool_batch *ilk_pool_retire_batch[ILK_NODE_POOL_CLASSES];
+/* This thread's loaded batch per size class, which alloc takes from and retire puts into
+ * (defined in ilk_node_pool.c; only this thread touches it). */
+extern __thread struct ilk_pool_batch *ilk_pool_loaded[ILK_NODE_POOL_CLASSES];
 
-/* The out-of-line halves: a new batch to allocate from, a full retire batch, large nodes. */
+/* The out-of-line halves: an empty or full loaded batch (or none yet), large nodes. */
 void *ilk_node_alloc_slow(size_t size);
 void ilk_node_retire_slow(void *node, size_t size);
 void ilk_node_free(void *node);
-/* For tests: how many retired batches of `size`'s class the calling thread keeps waiting for
- * reuse (its waiting FIFO). */
-unsigned ilk_node_pool_waiting_batches(size_t size);
+/* For tests: how many nodes of `size`'s class the calling thread's cache holds. */
+unsigned ilk_node_pool_cached_nodes(size_t size);
+/* For tests: how many pooled nodes the calling thread has malloc'ed. */
+unsigned long ilk_node_pool_node_mallocs(void);
 /* For tests: how many batch headers the calling thread has malloc'ed (the others it took from
  * the global list of empty headers, or were its own spare). */
 unsigned long ilk_node_pool_header_mallocs(void);
@@ -96,7 +89,7 @@ static inline unsigned ilk_node_pool_class(size_t size) {
 
 static inline __attribute__((always_inline)) void *ilk_node_alloc(size_t size) {
     if (__builtin_expect(size - 1 < ILK_NODE_POOL_CLASSES * 16, 1)) {
-        struct ilk_pool_batch *batch = ilk_pool_alloc_batch[ilk_node_pool_class(size)];
+        struct ilk_pool_batch *batch = ilk_pool_loaded[ilk_node_pool_class(size)];
         if (__builtin_expect(batch != NULL && batch->count > 0, 1)) {
             unsigned count = --batch->count;
             /* The next push's node: start fetching it now, so that the stores that fill it
@@ -115,9 +108,8 @@ static inline __attribute__((always_inline)) void *ilk_node_alloc(size_t size) {
 
 static inline __attribute__((always_inline)) void ilk_node_retire(void *node, size_t size) {
     if (__builtin_expect(size - 1 < ILK_NODE_POOL_CLASSES * 16, 1)) {
-        struct ilk_pool_batch *batch = ilk_pool_retire_batch[ilk_node_pool_class(size)];
-        /* The last slot is left to the slow path, which hands the full batch on. */
-        if (__builtin_expect(batch != NULL && batch->count < ILK_NODE_POOL_BATCH - 1, 1)) {
+        struct ilk_pool_batch *batch = ilk_pool_loaded[ilk_node_pool_class(size)];
+        if (__builtin_expect(batch != NULL && batch->count < ILK_NODE_POOL_BATCH, 1)) {
             batch->nodes[batch->count++] = node;
             return;
         }

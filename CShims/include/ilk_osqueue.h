@@ -21,6 +21,9 @@
  *       AArch64 (the compiler's 16-byte __atomic builtin: LDAXP/STLXP, or CASPAL with LSE).
  *       Elsewhere ilk_dwcas takes one of 64 spin locks chosen by the address (ilk_dwcas.c).
  *
+ * fork(): once a LockFreeStack or LockFreeQueue exists, the RCU fork handlers hold every stripe
+ * across fork(), so the striped-lock form is fork-safe too (ilk_dwcas.c).
+ *
  * A reader that loads the two words separately (ilk_atomic_load_uptr) may see them from two
  * different updates; OSQueue.swift reads the generation before the pointer, so that a torn
  * pair only makes its CAS fail.
@@ -53,6 +56,11 @@ _Static_assert(sizeof(void *) != 8 || sizeof(ilk_os_fifo_queue_head) == 32, "OSF
 /* The striped-lock form (ilk_dwcas.c): where no double-width instruction is used. */
 bool ilk_dwcas_locked(uintptr_t *address, uintptr_t *lo, uintptr_t *hi, uintptr_t new_lo,
                       uintptr_t new_hi);
+
+/* fork(): take every stripe before, give them back after (in the parent and the child); called
+ * by the RCU fork handlers (ilk_rcu.c), so that no stripe stays held in the child. */
+void ilk_dwcas_fork_prepare(void);
+void ilk_dwcas_fork_release(void);
 
 /* Whether this x86-64 CPU has CMPXCHG16B: 0 not asked yet, 1 yes, 2 no. Read and written
  * relaxed: every thread that asks computes the same answer from CPUID, so a thread that reads

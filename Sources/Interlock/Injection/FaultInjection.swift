@@ -30,7 +30,10 @@
 //                               written / read                                   waiting on the
 //                                                                                 slot
 //   rcuRetire                   LockFreeQueue and LockFreeStack: before a block  a reader still in
-//                               is retired to RCU                                its section
+//                               is retired (to RCU; a stack's node to the pool)  its section
+//   stackPopRead                LockFreeStack pop: top's next read, before the   top popped,
+//                               compare-and-swap                                 recycled and
+//                                                                                 pushed again (ABA)
 //   distributedLockLinked       DistributedLock: link(2) done, before the        a breaker between
 //                               verification                                     link and check
 //   channelSlotClaimed          BoundedChannel: a ticket (or a rendezvous        a slot's waiter
@@ -53,6 +56,7 @@ internal enum _InjectionPoint: UInt32, CaseIterable, Sendable {
     case distributedLockLinked
     case channelSlotClaimed
     case channelRendezvousPut
+    case stackPopRead
 }
 
 /// Calls the injection handler at `point` in an injection build; nothing otherwise.

@@ -6,8 +6,10 @@
 // `ilk_rcu_read_lock()` and `ilk_rcu_read_unlock()` (liburcu's urcu-bp flavor; ~1 ns per pair,
 // no registration needed). A thread that unlinks a block retires it with `ilk_rcu_retire`,
 // which frees it only after a grace period, i.e. after every read-side section that might have
-// loaded a pointer to it has ended. So no block is freed while referenced (no use-after-free),
-// and no address is reused while a thread could still compare against it (no ABA).
+// loaded a pointer to it has ended. So no block is freed while referenced (no use-after-free).
+// The queue also never reuses an address while a thread could still compare against it (no
+// ABA); the stack does reuse its nodes at once, and a generation count on its head makes the
+// stale compare-and-swap fail instead (LockFreeStack.swift, "ABA").
 //
 // fork() without exec: the child has only the thread that forked, and liburcu's worker thread
 // (which frees retired blocks) is not among them. Creating a structure installs, once per
@@ -38,7 +40,9 @@ internal struct _PaddedWords {
         base = ilk_block_alloc_zeroed(2 * _lockFreeLineSize, _lockFreeLineSize)
     }
 
-    /// The first word (a stack's head, a queue's head).
+    /// The first word (a stack's head, a queue's head). A stack keeps its head's generation
+    /// count in the word after it, at offset 8: the pair is 16-byte aligned, as the double-width
+    /// compare-and-swap requires.
     @inlinable @inline(__always)
     internal var first: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
         base.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
