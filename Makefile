@@ -13,8 +13,9 @@
 #                 injection (make stress-inject); a short soak (make soak-short); the file lock
 #                 across hosts (make test-hosts). Any failure, TSan report or documentation
 #                 warning fails it.
-#   make verify   model-checks the futex protocols with spin (Verification/Models/*.pml): every
-#                 model exhaustively for 2 and 3 threads, every planted mutant must be caught,
+#   make verify   model-checks the futex protocols and LockFreeStack's node recycling with spin
+#                 (Verification/Models/*.pml): every model exhaustively for 2 and 3 threads,
+#                 every planted mutant must be caught,
 #                 and every model's mirrored source must be unchanged since it was compared
 #                 (scripts/check-model-sources.py); installs spin when missing. Part of test.
 #   make stress-inject  every stress workload with fault injection (--inject INJECT_SEED, 1 s
@@ -90,8 +91,9 @@ stress: deps
 
 test: lint verify test-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order contention test-nio soak-short test-hosts
 
-# The spin models of the futex protocols (Verification/Models): each exhaustive for 2 and 3
-# threads, each mutant caught, each model's mirrored code unchanged since it was compared.
+# The spin models of the futex protocols and of LockFreeStack (Verification/Models): each
+# exhaustive for 2 and 3 threads, each mutant caught, each model's mirrored code unchanged since
+# it was compared.
 verify:
 	@scripts/verify.sh
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make verify: model-checks the futex protocols with spin (Verification/Models/*.pml).
+# make verify: model-checks the futex protocols and LockFreeStack's node recycling with spin
+# (Verification/Models/*.pml).
 #
 # For each model: checks first that the source it mirrors has not changed since the model was
 # last compared with it (scripts/check-model-sources.py), then runs every `@config` line of its

@@ -16,7 +16,8 @@
  *   ilk_demand.h    recent demand, which bounds what the block cache keeps
  *   ilk_sync.h      the per-object lock records of synchronized(_:_:)
  *   ilk_fs.h        statfs(2)'s file system type, for DistributedLock's choice of recipe
- *   ilk_osqueue.h   Darwin's OSQueueHead/OSFifoQueueHead and a double-width CAS (InterlockCompat)
+ *   ilk_osqueue.h   Darwin's OSQueueHead/OSFifoQueueHead and a double-width CAS (InterlockCompat,
+ *                   LockFreeStack, the node pool)
  */
 #ifndef CINTERLOCK_H
 #define CINTERLOCK_H

@@ -1,7 +1,8 @@
 /*
  * ilk_osqueue.h — the heads of Apple's intrusive queues (<libkern/OSAtomicQueue.h>) and the
  * double-width compare-and-swap that makes the LIFO one ABA-safe (InterlockCompat's
- * OSQueue.swift and OSFifoQueue.swift).
+ * OSQueue.swift and OSFifoQueue.swift); the same compare-and-swap keeps LockFreeStack's head
+ * and the node pool's global lists ABA-safe (LockFreeStack.swift, ilk_node_pool.c).
  *
  * The heads are declared here, not in Swift, for their alignment: Darwin declares both
  * `__attribute__((aligned(16)))` (cmpxchg16b faults on a misaligned operand), and a Swift

@@ -41,7 +41,10 @@
 // of A.next itself may race with A's recycling: it reads node memory (I4: not freed while the
 // pop's read-side section lasts), as a relaxed atomic, and the value is only used by a CAS that
 // then fails. Push needs no section: it never dereferences a shared node, and a
-// CAS(head, (A, g) -> (N, g)) with N.next == A is correct whatever A's history.
+// CAS(head, (A, g) -> (N, g)) with N.next == A is correct whatever A's history. The spin model
+// Verification/Models/stack.pml checks this with any recycling order (every interleaving of
+// fixed scripts, the classic ABA schedule among them), and catches a pop that leaves the
+// generation unchanged.
 //
 // Why the node is reusable at once. Before, a popped node waited out a grace period, which
 // liburcu's worker completes in rounds separated by a 10 ms nap: beside a neighbour process

@@ -45,6 +45,7 @@ enum WorkloadRegistry {
         // Lock-free queues
         .lockFreeStackTransfer,
         .lockFreeStackAlternating,
+        .lockFreeStackExchange,
         .lockFreeQueueTransfer,
         .lockFreeQueueAlternating,
         // Semaphores and groups

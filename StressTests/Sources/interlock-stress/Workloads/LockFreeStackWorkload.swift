@@ -10,6 +10,14 @@
 // Invariants: conservation by count and checksum; no element outlives the drained,
 // deinitialized stack (the instance count returns to zero: nothing leaked, nothing
 // released twice).
+//
+// `lockfree-stack-exchange`: two stacks of the same element type, so that their nodes come from
+// one size class of the node pool; every thread pushes a new value on one stack and pops from
+// the other, switching stacks each time. A node popped from one stack is recycled at once for
+// the push on the other, so a pop delayed between reading its top node and its compare-and-swap
+// often finds that node moved to the other stack: the case the generation count on each head
+// exists for (LockFreeStack.swift, "ABA"). Invariants: exact conservation over both stacks;
+// every popped value decodes to a real producer and a sequence it had produced.
 
 import Interlock
 
@@ -87,5 +95,40 @@ extension Workload {
             live.load() == 0,
             "lockfree-stack-alternating: \(live.load()) elements still alive after the stack was drained and deinitialized"
         )
+    }
+
+    /// `lockfree-stack-exchange`; see the file comment.
+    static let lockFreeStackExchange = Workload(
+        name: "lockfree-stack-exchange",
+        summary: "two LockFreeStacks sharing recycled nodes, push on one, pop the other; conservation, valid values"
+    ) { context in
+        let stacks = [LockFreeStack<UInt64>(), LockFreeStack<UInt64>()]
+        let threads = context.threadCount
+        let tallies = context.runThreads { worker -> LockFreeTally in
+            var tally = LockFreeTally()
+            let me = worker.index
+            var sequence: UInt64 = 0
+            var side = me & 1
+            while worker.keepRunning {
+                sequence += 1
+                let value = lockFreeValue(producer: me, sequence: sequence)
+                worker.operation { stacks[side].push(value) }
+                tally.put(value)
+                if let popped = worker.operation({ stacks[1 - side].pop() }) {
+                    tally.took(popped)
+                    if lockFreeProducer(of: popped) >= threads || lockFreeSequence(of: popped) == 0 {
+                        context.fail("thread \(me) popped a value no producer made: \(popped)")
+                    }
+                }
+                side = 1 - side
+            }
+            return tally
+        }
+        var total = LockFreeTally.total(tallies)
+        for stack in stacks {
+            while let value = stack.pop() { total.took(value) }
+            context.check(stack.isEmpty, "lockfree-stack-exchange: a stack not empty after draining")
+        }
+        checkLockFreeConservation(context, total, what: "lockfree-stack-exchange")
     }
 }
