@@ -8,13 +8,19 @@
  * readers outside it (ilk_atomic_load_uptr) see each word whole.
  *
  * fork(): a stripe held by another thread at the fork would stay held in the child for good.
- * The RCU fork handlers (ilk_rcu.c), which the first LockFreeStack or LockFreeQueue installs,
- * take every stripe last before the fork and give them back first after it, in the parent and
- * the child (ilk_dwcas_fork_prepare, ilk_dwcas_fork_release). A holder never waits for anything
+ * The RCU fork handlers (ilk_rcu.c) take every stripe last before the fork and give them back
+ * first after it, in the parent and the child (ilk_dwcas_fork_prepare, ilk_dwcas_fork_release).
+ * The first LockFreeStack or LockFreeQueue installs them, and so does the first call of the
+ * striped form itself: a program that uses only InterlockCompat's OSAtomicEnqueue creates no
+ * stack, and its stripes need the handlers all the same. They stay in the RCU handlers rather
+ * than in handlers of their own, whose order among pthread_atfork's would depend on which came
+ * first: the stripes must be taken after RCU's worker is stopped (a worker's callback may
+ * need one), and pthread_atfork runs prepare handlers in the reverse order of registration. A holder never waits for anything
  * while it holds a stripe, so the prepare handler only waits out the holders' few instructions.
  */
 #include "include/ilk_osqueue.h"
 #include "include/ilk_fence.h"
+#include "include/ilk_rcu.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -67,6 +73,7 @@ void ilk_dwcas_fork_release(void) {
 
 bool ilk_dwcas_locked(uintptr_t *address, uintptr_t *lo, uintptr_t *hi, uintptr_t new_lo,
                       uintptr_t new_hi) {
+    ilk_rcu_install_fork_handlers(); /* a pthread_once check after the first call */
     uint32_t *lock = &ilk_dwcas_stripes[((uintptr_t)address >> 4) % ILK_DWCAS_STRIPES].word;
     ilk_dwcas_lock_stripe(lock);
     uintptr_t old_lo = __atomic_load_n(&address[0], __ATOMIC_RELAXED);

@@ -249,6 +249,9 @@ static int ilk_rcu_tsan_lets_child_start_threads(void) {
     return off;
 }
 
+/* Whether the handlers are registered (tests: ilk_rcu_fork_handlers_installed). */
+static int ilk_rcu_fork_handlers_registered;
+
 static void ilk_rcu_register_fork_handlers(void) {
     ilk_rcu_fork_restarts_worker = __tsan_init == 0 || ilk_rcu_tsan_lets_child_start_threads();
     int error = pthread_atfork(ilk_rcu_before_fork, ilk_rcu_after_fork_in_parent,
@@ -258,6 +261,13 @@ static void ilk_rcu_register_fork_handlers(void) {
                 strerror(error));
         abort();
     }
+    /* Relaxed: a test's question only, asked after a call that installed them on its thread. */
+    __atomic_store_n(&ilk_rcu_fork_handlers_registered, 1, __ATOMIC_RELAXED);
+}
+
+bool ilk_rcu_fork_handlers_installed(void) {
+    /* Relaxed: pairs with nothing (see ilk_rcu_fork_handlers_registered). */
+    return __atomic_load_n(&ilk_rcu_fork_handlers_registered, __ATOMIC_RELAXED) != 0;
 }
 
 void ilk_rcu_install_fork_handlers(void) {

@@ -22,8 +22,9 @@
  *       AArch64 (the compiler's 16-byte __atomic builtin: LDAXP/STLXP, or CASPAL with LSE).
  *       Elsewhere ilk_dwcas takes one of 64 spin locks chosen by the address (ilk_dwcas.c).
  *
- * fork(): once a LockFreeStack or LockFreeQueue exists, the RCU fork handlers hold every stripe
- * across fork(), so the striped-lock form is fork-safe too (ilk_dwcas.c).
+ * fork(): the RCU fork handlers hold every stripe across fork(), so the striped-lock form is
+ * fork-safe too; the first LockFreeStack or LockFreeQueue installs them, or else the first
+ * striped operation (ilk_dwcas.c).
  *
  * A reader that loads the two words separately (ilk_atomic_load_uptr) may see them from two
  * different updates; OSQueue.swift reads the generation before the pointer, so that a torn

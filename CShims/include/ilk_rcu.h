@@ -173,6 +173,10 @@ void ilk_rcu_barrier(void);
  * the child of a fork() that is not followed by exec (ilk_rcu.c explains them). Call before
  * the first read-side section; later calls cost a pthread_once check. */
 void ilk_rcu_install_fork_handlers(void);
+
+/* Whether ilk_rcu_install_fork_handlers has run in this process (for tests). */
+bool ilk_rcu_fork_handlers_installed(void);
+
 /* call_rcu(head, func) for Interlock's callbacks: never caught half done by a fork(), and
  * never waits (inside a read-side section too): during a fork it is queued for the forker. */
 void ilk_rcu_call(struct rcu_head *head, void (*func)(struct rcu_head *head));

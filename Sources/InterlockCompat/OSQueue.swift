@@ -33,9 +33,10 @@
 //
 // Signal handlers and fork(): on the lock-free targets an operation interrupted at any point
 // leaves the queue consistent, so a signal handler may use the queue its thread was using, and
-// a child of fork() may go on using it. On the striped-lock fallback neither holds: a handler
-// that enters while its thread holds the stripe spins forever, and a stripe held by another
-// thread at fork() stays held in the child.
+// a child of fork() may go on using it. On the striped-lock fallback (ThreadSanitizer builds,
+// x86-64 CPUs without CMPXCHG16B) a handler that enters while its thread holds the stripe spins
+// forever; fork() is safe there too, since the first striped operation installs the fork
+// handlers that hold every stripe across it (CShims/ilk_dwcas.c).
 
 import CInterlock
 

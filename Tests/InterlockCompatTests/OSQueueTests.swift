@@ -351,4 +351,22 @@ struct OSQueueTests {
         compatExpectStderr(result, contains: "OSAtomicDequeue: the address 0x")
         compatExpectStderr(result, contains: "is not aligned to 16 bytes")
     }
+    /// Proves that the striped form of the double-width CAS (ThreadSanitizer builds, CPUs
+    /// without CMPXCHG16B) installs the RCU fork handlers, which hold its stripes across
+    /// fork(), in a process that never creates a LockFreeStack (OSAtomicEnqueue alone): before,
+    /// a stripe held by another thread at a fork stayed held in the child for good.
+    @Test("the striped double-width CAS installs the fork handlers that hold its stripes across fork()")
+    func stripedFormInstallsForkHandlers() async {
+        await #expect(processExitsWith: .success) {
+            // A fresh process: nothing has installed them yet.
+            guard !ilk_rcu_fork_handlers_installed() else { exit(2) }
+            let words = UnsafeMutablePointer<UInt>.allocate(capacity: 4)
+            let pair = UnsafeMutablePointer<UInt>(bitPattern: (UInt(bitPattern: words) + 15) & ~15)!
+            pair.initialize(repeating: 0, count: 2)
+            var lo: UInt = 0
+            var hi: UInt = 0
+            guard ilk_dwcas_locked(pair, &lo, &hi, 1, 2), pair[0] == 1, pair[1] == 2 else { exit(3) }
+            exit(ilk_rcu_fork_handlers_installed() ? 0 : 4)
+        }
+    }
 }
