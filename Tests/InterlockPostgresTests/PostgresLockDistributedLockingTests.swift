@@ -6,7 +6,7 @@ import Interlock
 import InterlockPostgres
 import Testing
 
-@Suite("PostgresLock as DistributedLocking")
+@Suite("PostgresLock as DistributedLocking", .blocking)
 struct PostgresLockDistributedLockingTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

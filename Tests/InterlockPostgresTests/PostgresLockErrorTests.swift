@@ -6,7 +6,7 @@ import Interlock
 import InterlockPostgres
 import Testing
 
-@Suite("PostgresLock, errors")
+@Suite("PostgresLock, errors", .blocking)
 struct PostgresLockErrorTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

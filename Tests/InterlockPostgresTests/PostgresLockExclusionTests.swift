@@ -6,7 +6,7 @@ import Interlock
 import InterlockPostgres
 import Testing
 
-@Suite("PostgresLock, exclusion")
+@Suite("PostgresLock, exclusion", .blocking)
 struct PostgresLockExclusionTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

@@ -89,7 +89,7 @@ struct PostgresLockFencingAtResourceTests {
         #expect(try !Self.fence(server, name: "another name", token: third))
     }
 
-    @Test("after a crash no earlier token passes; the first acquisition after it records its own")
+    @Test("after a crash no earlier token passes; the first acquisition after it records its own", .blocking)
     func crashForgetsEveryToken() throws {
         let server = try PostgresServer()
         defer { server.stop() }

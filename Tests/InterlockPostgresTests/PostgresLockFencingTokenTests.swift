@@ -5,7 +5,7 @@ import Interlock
 import InterlockPostgres
 import Testing
 
-@Suite("PostgresLock, fencing tokens and keys")
+@Suite("PostgresLock, fencing tokens and keys", .blocking)
 struct PostgresLockFencingTokenTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

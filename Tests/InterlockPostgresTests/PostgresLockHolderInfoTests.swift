@@ -6,7 +6,7 @@ import Interlock
 import InterlockPostgres
 import Testing
 
-@Suite("PostgresLock, holderInfo")
+@Suite("PostgresLock, holderInfo", .blocking)
 struct PostgresLockHolderInfoTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

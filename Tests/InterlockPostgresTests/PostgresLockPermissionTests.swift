@@ -6,7 +6,7 @@ import Interlock
 import InterlockPostgres
 import Testing
 
-@Suite("PostgresLock, privileges")
+@Suite("PostgresLock, privileges", .blocking)
 struct PostgresLockPermissionTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

@@ -65,7 +65,7 @@ struct PostgresLockPoolerTests {
         return (lock, holderSession, pin)
     }
 
-    @Test("regression: a second client sent to the holder's server session is refused, never granted")
+    @Test("regression: a second client sent to the holder's server session is refused, never granted", .blocking)
     func secondClientOnTheHoldersSessionIsRefused() throws {
         let bouncer = try PgBouncerServer(proxying: server, mode: "transaction")
         defer { bouncer.stop() }
@@ -93,7 +93,7 @@ struct PostgresLockPoolerTests {
         #expect(try PGTest.advisoryLockRows(server, key: key).isEmpty)
     }
 
-    @Test("an unlock sent to another client's server session is refused and releases nothing there")
+    @Test("an unlock sent to another client's server session is refused and releases nothing there", .blocking)
     func unlockOnAnotherSessionIsRefused() throws {
         let bouncer = try PgBouncerServer(proxying: server, mode: "transaction")
         defer { bouncer.stop() }
@@ -115,7 +115,7 @@ struct PostgresLockPoolerTests {
         #expect(try PGTest.eventually { try PGTest.advisoryLockRows(server, key: key).isEmpty })
     }
 
-    @Test("session pooling works: exclusion, a hand-off to a waiter, and a vanished client's lock released")
+    @Test("session pooling works: exclusion, a hand-off to a waiter, and a vanished client's lock released", .blocking)
     func sessionPoolingWorks() throws {
         let bouncer = try PgBouncerServer(proxying: server, mode: "session")
         defer { bouncer.stop() }
@@ -148,7 +148,7 @@ struct PostgresLockPoolerTests {
         try first.unlock()
     }
 
-    @Test("tokens keep growing across a server crash behind a session pooler")
+    @Test("tokens keep growing across a server crash behind a session pooler", .blocking)
     func tokensGrowAcrossACrashBehindAPooler() throws {
         let server = try PostgresServer()
         defer { server.stop() }

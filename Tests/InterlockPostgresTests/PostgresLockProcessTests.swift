@@ -14,7 +14,7 @@ import Glibc
 import Musl
 #endif
 
-@Suite("PostgresLock between processes")
+@Suite("PostgresLock between processes", .blocking)
 struct PostgresLockProcessTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

@@ -13,7 +13,7 @@ import Interlock
 import InterlockPostgres
 import Testing
 
-@Suite("PostgresLock, server crashes and restarts", .serialized)
+@Suite("PostgresLock, server crashes and restarts", .serialized, .blocking)
 struct PostgresLockRestartTests {
     /// The epoch field of a token (its top 20 bits, after the 43-bit counter).
     static func epoch(_ token: Int64) -> Int64 { token >> 43 }

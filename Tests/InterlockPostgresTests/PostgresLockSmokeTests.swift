@@ -3,7 +3,7 @@ import Testing
 
 @testable import InterlockPostgres
 
-@Suite("PostgresLock, basics")
+@Suite("PostgresLock, basics", .blocking)
 struct PostgresLockBasicsTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

@@ -6,7 +6,7 @@ import Interlock
 import InterlockPostgres
 import Testing
 
-@Suite("PostgresLock, a terminated backend")
+@Suite("PostgresLock, a terminated backend", .blocking)
 struct PostgresLockTerminatedBackendTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

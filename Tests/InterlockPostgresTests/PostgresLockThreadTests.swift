@@ -7,7 +7,7 @@ import Testing
 
 @testable import InterlockPostgres
 
-@Suite("PostgresLock between threads")
+@Suite("PostgresLock between threads", .blocking)
 struct PostgresLockThreadTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

@@ -10,7 +10,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("PostgresLock, lock(before:)")
+@Suite("PostgresLock, lock(before:)", .blocking)
 struct PostgresLockWaitingTests {
     let server: PostgresServer
     init() throws { server = try PostgresServer.shared.get() }

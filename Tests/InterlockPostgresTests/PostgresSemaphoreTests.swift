@@ -52,7 +52,7 @@ struct PostgresSemaphoreTests {
         }
     }
 
-    @Test("at most `permits` holders; a release lets the next in; tokens unique and increasing")
+    @Test("at most `permits` holders; a release lets the next in; tokens unique and increasing", .blocking)
     func permitsAreCounted() throws {
         let name = "semaphore-count"
         let semaphores = try (0..<3).map { index in
@@ -86,7 +86,7 @@ struct PostgresSemaphoreTests {
         #expect(try slotHolders(name, permits: 2) == 0)
     }
 
-    @Test("one permit per slot: 5 permits, 5 objects take all, a sixth finds none")
+    @Test("one permit per slot: 5 permits, 5 objects take all, a sixth finds none", .blocking)
     func everySlotIsFound() throws {
         let name = "semaphore-every-slot"
         let semaphores = try (0..<6).map { _ in

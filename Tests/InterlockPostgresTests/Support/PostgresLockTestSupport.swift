@@ -323,7 +323,18 @@ final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
         _ = try? runner?.join().get()
     }
 
+    /// The threads of the executors now running (`pthread_self()` of each), for the tests of
+    /// the trait `.blocking`.
+    private static let threads = PGLocked<Set<pthread_t>>([])
+
+    /// Whether the calling thread is a `DedicatedThreadExecutor`'s.
+    static var currentThreadIsDedicated: Bool {
+        threads.withLock { $0.contains(pthread_self()) }
+    }
+
     private func run() {
+        Self.threads.withLock { _ = $0.insert(pthread_self()) }
+        defer { Self.threads.withLock { _ = $0.remove(pthread_self()) } }
         while true {
             let next: UnownedJob? = condition.withLock {
                 while jobs.isEmpty && !stopping { condition.wait() }
