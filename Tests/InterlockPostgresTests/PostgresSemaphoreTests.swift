@@ -187,10 +187,9 @@ struct PostgresSemaphoreTests {
                 group.addTask {
                     for _ in 0..<10 {
                         // A liveness bound, not a timing goal: alone this test takes about 1 s,
-                        // but in the full suite on 2 cores the tests whose bodies block
-                        // (PostgresLock's crash and partition tests) can hold both threads of
-                        // the cooperative pool for minutes, and these tasks wait their turn (a
-                        // CI run took 168 s here, and two acquisitions passed 60 s).
+                        // but the full suite shares 2 cores among every test at once (a CI run
+                        // took 168 s here, and two acquisitions passed 60 s, while synchronous
+                        // tests still held the cooperative pool; since `.blocking`, 56 s).
                         try #require(try await semaphore.acquire(before: .now + .seconds(600)))
                         inside.withLock {
                             $0.now += 1
