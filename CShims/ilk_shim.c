@@ -94,3 +94,8 @@ uint32_t ilk_thread_id_slow(void) {
 __attribute__((cold, noinline)) uint32_t ilk_mutex_release_sanitized(uint32_t *word) {
     return ilk_mutex_release_builtin(word);
 }
+
+/* The read unlock under ThreadSanitizer (ilk_rwlock.h): cold and out of line, as above. */
+__attribute__((cold, noinline)) uint32_t ilk_rwlock_reader_leave_sanitized(uint64_t *readers) {
+    return ilk_rwlock_reader_leave_builtin(readers);
+}

@@ -82,17 +82,26 @@ static inline __attribute__((always_inline)) uint32_t ilk_rwlock_reader_leave_bu
     return old == ILK_RWLOCK_DRAIN_WAITING ? ILK_RWLOCK_LEFT_DRAINED : ILK_RWLOCK_LEFT_DRAINING;
 }
 
-/* The form with inline assembly on x86-64 Linux (the builtin form elsewhere). */
-static inline __attribute__((always_inline)) uint32_t ilk_rwlock_reader_leave_asm(uint64_t *readers) {
+/* The read unlock under ThreadSanitizer (ilk_shim.c): the builtin form, out of line and cold. */
+uint32_t ilk_rwlock_reader_leave_sanitized(uint64_t *readers);
+
+/* The read unlock: on x86-64 Linux the assembly of the comment above, after a `test` of
+ * `&__tsan_init` (ilk_flag_asm.h) that jumps to the builtin form, out of line, when
+ * ThreadSanitizer's runtime is linked in, as ilk_mutex_release
+ * (ilk_mutex.h) and for the same reason: inside a protocol-witness thunk, whose calls Swift's
+ * IRGen marks noinline, the unlock costs one call, where `ilk_flag_asm_usable()` and the leave
+ * were two. Elsewhere the builtin form. */
+static inline __attribute__((always_inline)) uint32_t ilk_rwlock_reader_leave(uint64_t *readers) {
 #ifdef ILK_FLAG_ASM
-    /* `lock` makes the subtraction a full barrier on x86-64: at least the release needed. The
-     * "memory" clobber keeps the compiler from moving memory accesses across it. */
-    __asm__ goto("lock subq $1, %0\n\t"
+    __asm__ goto("test %1, %1\n\t"
+                 "jnz %l[sanitized]\n\t"
+                 "lock subq $1, %0\n\t"
                  "jge %l[left]\n\t"
                  "jb %l[empty]\n\t"
                  "jo %l[drained]\n\t"
                  "jmp %l[draining]"
-                 : : "m"(*readers) : "memory", "cc" : left, empty, drained, draining);
+                 : : "m"(*readers), "r"(&__tsan_init) : "memory", "cc"
+                 : left, empty, drained, draining, sanitized);
     __builtin_unreachable();
 left:
     return ILK_RWLOCK_LEFT;
@@ -102,6 +111,8 @@ drained:
     return ILK_RWLOCK_LEFT_DRAINED;
 draining:
     return ILK_RWLOCK_LEFT_DRAINING;
+sanitized:
+    return ilk_rwlock_reader_leave_sanitized(readers);
 #else
     return ilk_rwlock_reader_leave_builtin(readers);
 #endif

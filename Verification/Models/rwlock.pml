@@ -8,8 +8,8 @@
  * @mirrors Sources/Interlock/Locks/ReadWriteLockSlowPaths.swift: _lockReadUntimed _lockWriteUntimed _drainUntimed _wakeSleepers _clearPending _wakeReaders _wakeWriter
  * @mirrors Sources/Interlock/Locks/ReadWriteLockSlowPaths.swift: _releaseGranting _grantReaders _spin _lockReadSlow _sleepAsReader _registerReader _markStarving
  * @mirrors Sources/Interlock/Locks/ReadWriteLockSlowPaths.swift: _deregisterReader _sleeperFence _degrade _lockWriteSlow _writerLeaves _drain
- * @mirrors CShims/include/ilk_rwlock.h: ilk_rwlock_reader_leave_builtin ilk_rwlock_reader_leave_asm
- * @sha256 48bf7fd21c71903b
+ * @mirrors CShims/include/ilk_rwlock.h: ilk_rwlock_reader_leave_builtin ilk_rwlock_reader_leave
+ * @sha256 cefc0c16d5507bd5
  * @config -DN=2 -DREADERS=1 -DROUNDS=2
  * @config -DN=2 -DREADERS=1 -DROUNDS=2 -DTIMED=3
  * @config -DN=2 -DREADERS=1 -DROUNDS=2 -DSYMMETRIC

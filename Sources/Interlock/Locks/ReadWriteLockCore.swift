@@ -25,7 +25,7 @@
 //                 a `lock inc` tested by its sign flag (D set) instead of a `lock xadd` whose
 //                 result is compared (0.3-0.4 ns less per read lock on a 2-vCPU x86-64
 //                 machine), and its decrement a `lock sub` followed by branches on its flags
-//                 (`ilk_rwlock_reader_leave_asm`, x86-64 Linux): CF says R was 0, OF that it
+//                 (`ilk_rwlock_reader_leave`, x86-64 Linux): CF says R was 0, OF that it
 //                 was D alone (both misuses), SF with neither that D was set with readers
 //                 counted; a `lock xadd` cost 0.6-0.8 ns more (4.17 against 3.36 ns per read
 //                 lock+unlock). The builtin form (under ThreadSanitizer, on other systems) and
@@ -160,6 +160,7 @@
 //     reader that reads the new value sees the grant, the release or the clearing of P before it).
 
 import CInterlock
+import Synchronization
 
 /// The algorithm of ``ReadWriteLock`` over its words wherever they live: in a
 /// `ReadWriteLock`, or beside the value of a ``ReadWriteLocked``. One pointer, passed in a
@@ -280,12 +281,11 @@ internal struct _RWLockCore {
     internal func unlockRead() {
         // Relaxed: a misuse check only. Looked at BEFORE our decrement: while we hold a read
         // lock no writer can enter, so E seen now means we hold none.
-        let e = ilk_atomic_load_u32(_entered, ILK_ORDER_RELAXED)
+        let e = _Word32.atomic(_entered).pointee.load(ordering: .relaxed)
         // Release (a `lock sub` on x86-64, full barrier): pairs with the claimant's acquire of
-        // R (one release sequence of RMWs). Classified by R's old value (ilk_rwlock.h).
-        let outcome =
-            _fastPath(ilk_flag_asm_usable())
-            ? ilk_rwlock_reader_leave_asm(_r) : ilk_rwlock_reader_leave_builtin(_r)
+        // R (one release sequence of RMWs). Classified by R's old value (ilk_rwlock.h); one C
+        // function with the ThreadSanitizer check inside (a witness pays one call for it).
+        let outcome = ilk_rwlock_reader_leave(_r)
         if _slowPath(outcome != ILK_RWLOCK_LEFT || e != 0) { _readerLeft(outcome, entered: e) }
     }
 
@@ -310,11 +310,13 @@ internal struct _RWLockCore {
         // Seq_cst: the reader's half of the Dekker pair with a claimant (CAS W, then load R).
         // Only the sign of the new value is used (D set: a claimant waits, so W is claimed),
         // so the increment compiles to `lock inc` and a branch on the sign flag.
-        let new = ilk_atomic_add_fetch_u64(_r, 1, ILK_ORDER_SEQ_CST)
+        // Swift's atomics, not the shim's: an LLVM instruction in every caller, a protocol
+        // witness included (Atomics/WordAtomics.swift).
+        let new = _Word64.atomic(_r).pointee.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
         if _fastPath(Int64(bitPattern: new) >= 0) {
             // Seq_cst: the other half; also acquire: pairs with the release store of the last
             // write unlock, whose section we are about to read.
-            if _fastPath(ilk_atomic_load_u32(_w, ILK_ORDER_SEQ_CST) == 0) { return true }
+            if _fastPath(_Word32.atomic(_w).pointee.load(ordering: .sequentiallyConsistent) == 0) { return true }
         }
         _readerBackOut()
         return false
@@ -344,11 +346,14 @@ internal struct _RWLockCore {
         // Seq_cst: acquire (pairs with the release store of the last write unlock) and the
         // claimant's half of the Dekker pair with readers. An exchange, not a CAS: storing C
         // over C changes nothing, and from 0 or P it claims (file comment, "The claim").
-        if _fastPath(ilk_atomic_exchange_u32(_w, _RW.claimed, ILK_ORDER_SEQ_CST) & _RW.claimed == 0) {
+        // Swift's atomics here and in the unlock, as in `_tryEnterRead`.
+        if _fastPath(
+            _Word32.atomic(_w).pointee.exchange(_RW.claimed, ordering: .sequentiallyConsistent) & _RW.claimed == 0)
+        {
             // Seq_cst: as in `_enter`.
-            if _fastPath(ilk_atomic_load_u64(_r, ILK_ORDER_SEQ_CST) == 0) {
+            if _fastPath(_Word64.atomic(_r).pointee.load(ordering: .sequentiallyConsistent) == 0) {
                 // Relaxed: as in `_enter`.
-                ilk_atomic_store_u32(_entered, 1, ILK_ORDER_RELAXED)
+                _Word32.atomic(_entered).pointee.store(1, ordering: .relaxed)
                 return
             }
             _drainUntimed()
@@ -389,9 +394,11 @@ internal struct _RWLockCore {
     @inlinable @inline(__always)
     internal func unlockWrite() {
         // Relaxed: E changes only by the claimant (the holder reads its own store).
-        if _slowPath(ilk_atomic_load_u32(_entered, ILK_ORDER_RELAXED) == 0) { _RW.misuse(self, "unlockWrite()") }
+        if _slowPath(_Word32.atomic(_entered).pointee.load(ordering: .relaxed) == 0) {
+            _RW.misuse(self, "unlockWrite()")
+        }
         // Relaxed: published by W's release store below, after which the next claimant sets it.
-        ilk_atomic_store_u32(_entered, 0, ILK_ORDER_RELAXED)
+        _Word32.atomic(_entered).pointee.store(0, ordering: .relaxed)
         _release()
     }
 
@@ -414,17 +421,17 @@ internal struct _RWLockCore {
     internal func _release() {
         // Relaxed: a look for sleepers (and for a mode other than asymmetric); one that starts
         // its protocol after this look is seen by the look after the release, or sees the release.
-        let attention = ilk_atomic_load_u32(_attention, ILK_ORDER_RELAXED)
+        let attention = _Word32.atomic(_attention).pointee.load(ordering: .relaxed)
         if _slowPath(attention != 0) {
             _releaseAttending(attention: attention)
             return
         }
         // Release: pairs with the acquire of W by the next readers and claimant.
-        ilk_atomic_store_u32(_w, 0, ILK_ORDER_RELEASE)
+        _Word32.atomic(_w).pointee.store(0, ordering: .releasing)
         // The light half of the asymmetric store-load fence (A was 0 above: asymmetric mode).
         ilk_compiler_barrier()
         // Relaxed: ordered after the release store by the asymmetric fence (file comment).
-        let after = ilk_atomic_load_u32(_attention, ILK_ORDER_RELAXED)
+        let after = _Word32.atomic(_attention).pointee.load(ordering: .relaxed)
         if _slowPath(after != 0) { _wakeAfterRelease(stored: 0, attention: after) }
     }
 
