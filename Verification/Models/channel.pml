@@ -3,7 +3,7 @@
  * ticket, closedAt, endless units), as BoundedChannel.swift implements it.
  *
  * @mirrors Sources/Interlock/Channels/BoundedChannel.swift: send receive close _store _take _setStamp _awaitSlot
- * @sha256 b3392ecfbeeda85c
+ * @sha256 ae98c6cd650c9e79
  * @config -DC=1 -DS=2 -DR=1
  * @config -DC=1 -DS=1 -DR=2
  * @config -DC=2 -DS=2 -DR=1

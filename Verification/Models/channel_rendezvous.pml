@@ -3,8 +3,9 @@
  * receiver took the element), retraction by the sender that gives up, and close, as
  * ChannelRendezvous.swift implements it.
  *
- * @mirrors Sources/Interlock/Channels/ChannelRendezvous.swift: _rendezvousSend _rendezvousPut _rendezvousSettle _rendezvousRelease _rendezvousReceive _rendezvousClaim _rendezvousClose
- * @sha256 4827f0f34ce4a55d
+ * @mirrors Sources/Interlock/Channels/ChannelRendezvous.swift: _rendezvousSendUntimed _rendezvousReceiveUntimed _rendezvousSend _rendezvousPut
+ * @mirrors Sources/Interlock/Channels/ChannelRendezvous.swift: _rendezvousSettle _rendezvousRelease _rendezvousReceive _rendezvousClaim _rendezvousClose
+ * @sha256 636bc7c6009106e8
  * @config -DS=1 -DR=1
  * @config -DS=2 -DR=1
  * @config -DS=1 -DR=2

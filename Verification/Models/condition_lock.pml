@@ -2,14 +2,14 @@
  * parked on the futex word of its own record, to which an unlock hands the turn
  * (ConditionLock.swift, HandOffWait.swift).
  *
- * @mirrors Sources/Interlock/Locks/ConditionLock.swift: lock unlock _unlock _unlockHandingOff _unlink _waitForCondition _unlinkListed _checkLocked
+ * @mirrors Sources/Interlock/Locks/ConditionLock.swift: lock unlock _unlock _unlockHandingOff _unlink _waitForConditionUntimed _waitForCondition _unlinkListed _checkLocked
  * @mirrors Sources/Interlock/Locks/HandOffWait.swift: await
  * @mirrors Sources/Interlock/Locks/MutexWord.swift: tryLock lock unlock _unlockSlow _lockSlow _lockParking _spin
  * @mirrors Sources/Interlock/Locks/FutexWait.swift: wait wakeOne
  * @mirrors Sources/Interlock/Locks/AdaptiveSpin.swift: spin
  * @mirrors CShims/include/ilk_mutex.h: ilk_mutex_release_builtin
  * @mirrors CShims/include/ilk_futex.h: ilk_futex_wait ilk_futex_wait_until
- * @sha256 f73827404a7c21f3
+ * @sha256 23943bda45e33732
  * @config -DN=2
  * @config -DN=3
  * @config -DN=2 -DTIMED

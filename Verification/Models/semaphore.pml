@@ -1,11 +1,11 @@
 /* Semaphore: Dispatch's counter with a FIFO hand-off of units to sleeping waiters, as
  * Semaphore.swift, HandOffWait.swift and (ASYNC) Semaphore+Async.swift implement it.
  *
- * @mirrors Sources/Interlock/Waiting/Semaphore.swift: wait tryWait signal _handOff _waitSlow _withdraw _unlink _unlinkQueued
+ * @mirrors Sources/Interlock/Waiting/Semaphore.swift: wait tryWait signal _handOff _waitUntimed _waitSlow _withdraw _unlink _unlinkQueued
  * @mirrors Sources/Interlock/Locks/HandOffWait.swift: await
  * @mirrors Sources/Interlock/Waiting/Semaphore+Async.swift: wait _waitAsync _enqueue _queue _abandon _grant
  * @mirrors Sources/Interlock/Waiting/TaskWait.swift: suspend
- * @sha256 554bd79b0399f6cd
+ * @sha256 0b4f23d61ab8229c
  * @config -DN=2
  * @config -DN=3
  * @config -DN=3 -DVALUE=2

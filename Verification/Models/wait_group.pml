@@ -2,8 +2,8 @@
  * zero processed under listLock, as WaitGroup.swift implements it (the thread side; the task
  * waiters of WaitGroup+Async.swift are not modelled: their list is empty here).
  *
- * @mirrors Sources/Interlock/Waiting/WaitGroup.swift: _isPending enter leave wait notify _leaveSlow _processZero _awaitProcessedZero _waitSlow
- * @sha256 dce931e4cb1fddd9
+ * @mirrors Sources/Interlock/Waiting/WaitGroup.swift: _isPending enter leave wait notify _leaveSlow _processZero _awaitProcessedZero _waitUntimed _waitSlow
+ * @sha256 901ed0bbaec1d2d0
  * @config -DN=2
  * @config -DN=2 -DCYCLES=3
  * @config -DN=3

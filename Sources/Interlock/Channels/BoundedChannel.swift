@@ -297,7 +297,7 @@ public final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
     @inlinable
     public func send(_ element: sending Element) throws(ChannelClosedError) {
         if _capacity == 0 {
-            _ = try _rendezvousSend(element, deadline: nil)
+            try _rendezvousSendUntimed(element)
             return
         }
         _spaces.wait()
@@ -352,7 +352,7 @@ public final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
     @available(*, noasync, message: "blocks the thread; use 'try await receive()', which suspends the task")
     @inlinable
     public func receive() -> Element? {
-        if _capacity == 0 { return _rendezvousReceive(deadline: nil).receivedElement }
+        if _capacity == 0 { return _rendezvousReceiveUntimed() }
         _items.wait()
         return _take()
     }

@@ -64,6 +64,21 @@ internal enum _RendezvousSlot {
 }
 
 extension BoundedChannel {
+    /// `_rendezvousSend` without a deadline, for send(_:), whose buffered path is inlined.
+    // Untimed: an inlined fast path that passed `deadline: nil` would build and destroy an
+    // Optional<ContinuousClock.Instant> through its value witnesses on every call, fast path
+    // included (ReadWriteLockSlowPaths.swift has the figure).
+    @usableFromInline @inline(never)
+    internal func _rendezvousSendUntimed(_ element: sending Element) throws(ChannelClosedError) {
+        _ = try _rendezvousSend(element, deadline: nil)
+    }
+
+    /// `_rendezvousReceive` without a deadline, for receive(), whose buffered path is inlined.
+    @usableFromInline @inline(never)
+    internal func _rendezvousReceiveUntimed() -> Element? {
+        _rendezvousReceive(deadline: nil).receivedElement
+    }
+
     /// A rendezvous send: stores the element for a receiver and waits until one took it, until
     /// `deadline` (then the element is taken back), or until the channel closes.
     @usableFromInline

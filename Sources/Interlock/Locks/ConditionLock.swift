@@ -253,7 +253,7 @@ public final class ConditionLock: Locking, @unchecked Sendable {
             _LockOrder.didLock(self, .conditionLock)
             return
         }
-        _ = _waitForCondition(condition, deadline: nil)
+        _waitForConditionUntimed(condition)
         _LockOrder.didLock(self, .conditionLock)
     }
 
@@ -379,6 +379,13 @@ public final class ConditionLock: Locking, @unchecked Sendable {
         record.pointee.next = nil
         _waiterCount.pointee -= 1
     }
+
+    /// `_waitForCondition` without a deadline, for lock(whenCondition:)'s inlined fast path.
+    // Untimed: an inlined fast path that passed `deadline: nil` would build and destroy an
+    // Optional<ContinuousClock.Instant> through its value witnesses on every call, fast path
+    // included (ReadWriteLockSlowPaths.swift has the figure).
+    @usableFromInline @inline(never)
+    internal func _waitForConditionUntimed(_ condition: Int) { _ = _waitForCondition(condition, deadline: nil) }
 
     /// Called holding the mutex with the condition != `condition`. Returns `true` holding the
     /// mutex with the condition == `condition`, or `false` (deadline passed) not holding it.

@@ -82,6 +82,7 @@
 //     waiters queued in the list do not slow the fast paths of others.
 
 import CInterlock
+import Synchronization
 
 /// A waiter's record in the FIFO list: a thread's, on its own stack for the length of its wait,
 /// or a task's, inside its `_SemaphoreTaskWaiter` object (Semaphore+Async.swift).
@@ -204,9 +205,13 @@ public final class Semaphore: @unchecked Sendable {
     @available(*, noasync, message: "blocks the thread; use 'try await wait()', which suspends the task")
     @inlinable @inline(__always)
     public func wait() {
-        // Acquire: pairs with the release increment of the signal that freed the unit.
-        if _fastPath(ilk_atomic_fetch_sub_i64(_count, 1, ILK_ORDER_ACQUIRE) > 0) { return }
-        _ = _waitSlow(deadline: nil)
+        // Acquire: pairs with the release increment of the signal that freed the unit. Swift's
+        // atomics, not the shim's: an instruction in every caller, a protocol witness included
+        // (Atomics/WordAtomics.swift).
+        if _fastPath(_WordInt64.atomic(_count).pointee.wrappingSubtract(1, ordering: .acquiring).oldValue > 0) {
+            return
+        }
+        _waitUntimed()
     }
 
     /// Takes a unit, waiting at most until `deadline`.
@@ -243,8 +248,11 @@ public final class Semaphore: @unchecked Sendable {
     /// Returns a unit: wakes the longest-waiting sleeper if any, else the unit is free.
     @inlinable @inline(__always)
     public func signal() {
-        // Release: publishes the caller's writes to the thread that takes this unit.
-        if _fastPath(ilk_atomic_fetch_add_i64(_count, 1, ILK_ORDER_RELEASE) >= 0) { return }
+        // Release: publishes the caller's writes to the thread that takes this unit. Swift's
+        // atomics, as in wait().
+        if _fastPath(_WordInt64.atomic(_count).pointee.wrappingAdd(1, ordering: .releasing).oldValue >= 0) {
+            return
+        }
         _handOff()
     }
 
@@ -292,6 +300,13 @@ public final class Semaphore: @unchecked Sendable {
             return
         }
     }
+
+    /// `_waitSlow` without a deadline, for wait()'s inlined fast path.
+    // Untimed: an inlined fast path that passed `deadline: nil` would build and destroy an
+    // Optional<ContinuousClock.Instant> through its value witnesses on every call, fast path
+    // included (ReadWriteLockSlowPaths.swift has the figure).
+    @usableFromInline @inline(never)
+    internal func _waitUntimed() { _ = _waitSlow(deadline: nil) }
 
     /// A wait whose decrement found no unit: committed; waits for the unit handed to it, or
     /// until `deadline` and withdraws (file comment). - Returns: whether it took a unit.

@@ -70,6 +70,7 @@
 //   - The state word shares no line with the list lock's word (128 bytes apart).
 
 import CInterlock
+import Synchronization
 
 /// The state of a ``WaitGroup`` (see the file comment).
 @usableFromInline
@@ -170,15 +171,19 @@ public final class WaitGroup: @unchecked Sendable {
     @inlinable @inline(__always)
     public func enter(_ count: Int = 1) {
         if _slowPath(count < 1) { _enterMisuse(count) }
+        // The fast paths use Swift's atomics, not the shim's: an instruction in every caller, a
+        // protocol witness included (Atomics/WordAtomics.swift).
+        let state = _Word64.atomic(_state)
         // Relaxed: entering publishes nothing; each task's work is published by its leave.
-        var old = ilk_atomic_load_u64(_state, ILK_ORDER_RELAXED)
+        var old = state.pointee.load(ordering: .relaxed)
         while true {
             if _slowPath(WaitGroup._isPending(old)) { old = _awaitProcessedZero(); continue }
             if _slowPath(UInt64(count) > WaitGroup._countMask - (old & WaitGroup._countMask)) { _overflow(old, count) }
             // Relaxed (success and failure): as the load above.
-            if ilk_atomic_cas_strong_u64(_state, &old, old &+ UInt64(count), ILK_ORDER_RELAXED, ILK_ORDER_RELAXED) {
-                return
-            }
+            let (exchanged, found) = state.pointee.compareExchange(
+                expected: old, desired: old &+ UInt64(count), ordering: .relaxed)
+            if exchanged { return }
+            old = found
         }
     }
 
@@ -189,7 +194,7 @@ public final class WaitGroup: @unchecked Sendable {
     public func leave() {
         // Acq_rel: release publishes this task's work; acquire lets the leave that reaches
         // zero pass every task's work on (file comment).
-        let old = ilk_atomic_fetch_sub_u64(_state, 1, ILK_ORDER_ACQ_REL)
+        let old = _Word64.atomic(_state).pointee.wrappingSubtract(1, ordering: .acquiringAndReleasing).oldValue
         let count = old & WaitGroup._countMask
         if _fastPath(count > 1 || (count == 1 && old & WaitGroup._flags == 0)) { return }
         _leaveSlow(old)
@@ -203,8 +208,10 @@ public final class WaitGroup: @unchecked Sendable {
     @inlinable
     public func wait() {
         // Acquire: pairs with the leaves' releases (file comment).
-        if _fastPath(ilk_atomic_load_u64(_state, ILK_ORDER_ACQUIRE) & WaitGroup._countMask == 0) { return }
-        _ = _waitSlow(deadline: nil)
+        if _fastPath(_Word64.atomic(_state).pointee.load(ordering: .acquiring) & WaitGroup._countMask == 0) {
+            return
+        }
+        _waitUntimed()
     }
 
     /// Blocks until the count is zero, or until `deadline`.
@@ -299,6 +306,13 @@ public final class WaitGroup: @unchecked Sendable {
             if rounds < 64 { ilk_spin_pause() } else { ilk_thread_yield() }
         }
     }
+
+    /// `_waitSlow` without a deadline, for wait()'s inlined fast path.
+    // Untimed: an inlined fast path that passed `deadline: nil` would build and destroy an
+    // Optional<ContinuousClock.Instant> through its value witnesses on every call, fast path
+    // included (ReadWriteLockSlowPaths.swift has the figure).
+    @usableFromInline @inline(never)
+    internal func _waitUntimed() { _ = _waitSlow(deadline: nil) }
 
     /// Sleeps until the count's zero is processed or `deadline` passes.
     @usableFromInline @inline(never)
