@@ -4,9 +4,10 @@
 #                 the harness is the package StressTests/ (STRESS_ARGS passes options)
 #   make test     lint (make lint); the spin models (make verify); the documentation (make docs);
 #                 the example dependent (make example); code that must not compile (make
-#                 compile-failures); unit tests (the harness's and ratios.py's too); unit tests
-#                 again under ThreadSanitizer; a short stress run built with ThreadSanitizer (postgres-lock
-#                 included, against a throwaway server); lock-order checking (make lock-order:
+#                 compile-failures); the fast paths through protocol witnesses in a dependent's
+#                 release build (make witness-inlining); unit tests (the harness's and
+#                 ratios.py's too); unit tests again under ThreadSanitizer; a short stress run
+#                 built with ThreadSanitizer (postgres-lock included, against a throwaway server); lock-order checking (make lock-order:
 #                 its tests and every workload with INTERLOCK_LOCK_ORDER=report, built with the
 #                 package trait LockOrderChecking); PostgresLock over postgres-nio (make
 #                 test-nio, the package trait PostgresNIO); one with fault
@@ -64,7 +65,7 @@ WARNINGS := -Xswiftc -warnings-as-errors
 STRESS_ARGS ?=
 
 
-.PHONY: contention contention-tsan profile-example test-nio stress test deps test-deps bench-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded bench-interleaved test-hosts
+.PHONY: contention contention-tsan profile-example test-nio stress test deps test-deps bench-deps docs example compile-failures witness-inlining unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded bench-interleaved test-hosts
 
 deps:
 	@scripts/ensure-deps.sh
@@ -89,7 +90,7 @@ STRESS_DIR := StressTests
 stress: deps
 	cd $(STRESS_DIR) && $(SWIFT) run -c release interlock-stress $(STRESS_ARGS)
 
-test: lint verify test-deps docs example compile-failures unit unit-tsan stress-tsan stress-inject lock-order contention test-nio soak-short test-hosts
+test: lint verify test-deps docs example compile-failures witness-inlining unit unit-tsan stress-tsan stress-inject lock-order contention test-nio soak-short test-hosts
 
 # The spin models of the futex protocols and of LockFreeStack (Verification/Models): each
 # exhaustive for 2 and 3 threads, each mutant caught, each model's mirrored code unchanged since
@@ -187,6 +188,12 @@ EXAMPLE := Examples/JobQueue
 # the compiler refuses, each marked line checked for its error.
 compile-failures: deps
 	SWIFT="$(SWIFT)" scripts/check-compile-failures.sh
+
+# A dependent's release build whose protocol witnesses take every lock, the semaphore and the
+# group (Tests/WitnessInlining): their fast paths must be instructions there, with no call to a
+# shim helper or to runtime metadata (scripts/check-witness-inlining.sh).
+witness-inlining: deps
+	SWIFT="$(SWIFT)" WITNESS_BUILD_FLAGS="$(WARNINGS)" scripts/check-witness-inlining.sh
 
 example: deps
 	scripts/check-urcu-missing-error.sh
