@@ -14,18 +14,14 @@
 // figure; the other rows: Benchmarks/README.md, "Lock fast paths through a protocol witness").
 // The mutex release stays in C (ilk_mutex.h, `ilk_mutex_release`): the builtin decrement is
 // `lock xadd` and a compare, slower than `lock subl` and its flags; it is one function, so a
-// witness pays one call for it. ReadWriteLock's fast paths do the same (`_Word64` for its
-// reader count; the read unlock is `ilk_rwlock_reader_leave`, one C function): through a
-// witness its read lock+unlock made four calls (the increment, two loads and the
-// ThreadSanitizer check) and the leave's fifth, and read 8.5-10.0 ns against Concurrency Kit's
-// 5.0-5.8 at 95 % reads on 2 threads; with one call, 4.0-4.3 (the deciding figure: two
-// alternations of the interleaved runner, Benchmarks/README.md, "ReadWriteLock through a
-// witness"). Semaphore's wait and signal (`_WordInt64`) and WaitGroup's enter, leave and wait
-// too, whose inlined fast paths also passed `deadline: nil` to their slow paths: the caller then
-// built an Optional<ContinuousClock.Instant> through runtime metadata on every call, fast path
-// included (they call `_waitUntimed()` now). One thread, wait+signal: 8.85 -> 3.56 ns (sem_t
-// 7.6); enter+leave: 7.6 -> 5.6 ns (DispatchGroup 9.6). `make witness-inlining` keeps every
-// lock's fast path free of such calls inside a dependent's witnesses.
+// witness pays one call for it.
+//
+// The same holds for ReadWriteLock (`_Word64`; its read unlock is one C function,
+// `ilk_rwlock_reader_leave`), Semaphore (`_WordInt64`) and WaitGroup. Deciding figure: a read
+// lock+unlock through a witness, 95 % reads on 2 threads, 8.5-10.0 -> 4.0-4.3 ns (Concurrency
+// Kit's rwlock 5.0-5.8); the other rows are in Benchmarks/README.md ("ReadWriteLock through a
+// witness", "Semaphore and WaitGroup after their fast-path change"). `make witness-inlining`
+// keeps every fast path inside a dependent's witnesses free of shim calls.
 //
 // Mixed access: the slow paths (C, and Swift calling the C shim) reach the same words with
 // C11 `__atomic` builtins of the same size. Both are atomic operations on the same location in
