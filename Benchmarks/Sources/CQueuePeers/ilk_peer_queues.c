@@ -182,6 +182,10 @@ bool ilk_peer_urcu_lfs_take(ilk_peer_urcu_lfs *peer, uintptr_t *value) {
     return true;
 }
 
+void ilk_peer_urcu_drain(void) {
+    urcu_memb_barrier();
+}
+
 void ilk_peer_urcu_lfs_destroy(ilk_peer_urcu_lfs *peer) {
     uintptr_t ignored;
     while (ilk_peer_urcu_lfs_take(peer, &ignored)) {}

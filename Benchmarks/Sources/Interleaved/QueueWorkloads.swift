@@ -65,6 +65,9 @@ private func queueContender<Queue: QueueContender>(
                 taken.exchange(0, ordering: .relaxed) == transfers * (transfers + 1) / 2,
                 "Interleaved: \(type.contenderName) lost or duplicated elements")
             precondition(queue.take() == nil, "Interleaved: \(type.contenderName) kept an element")
+            // Untimed: the nodes a liburcu peer handed to call_rcu are freed now, not during
+            // the next contender's run.
+            queue.drain()
         }
     }
 }

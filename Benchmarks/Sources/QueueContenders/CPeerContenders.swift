@@ -14,6 +14,7 @@ package final class URCULockFreeQueue: QueueContender, @unchecked Sendable {
     package static var discipline: QueueDiscipline { .fifo }
     package init() { handle = ilk_peer_urcu_lfq_create()! }
     deinit { ilk_peer_urcu_lfq_destroy(handle) }
+    package func drain() { ilk_peer_urcu_drain() }
     @inlinable @inline(__always) package func put(_ value: UInt) { ilk_peer_urcu_lfq_put(handle, value) }
     @inlinable @inline(__always) package func take() -> UInt? {
         var value: UInt = 0
@@ -94,6 +95,7 @@ package final class URCULockFreeStack: QueueContender, @unchecked Sendable {
     package static var discipline: QueueDiscipline { .lifo }
     package init() { handle = ilk_peer_urcu_lfs_create()! }
     deinit { ilk_peer_urcu_lfs_destroy(handle) }
+    package func drain() { ilk_peer_urcu_drain() }
     @inlinable @inline(__always) package func put(_ value: UInt) { ilk_peer_urcu_lfs_put(handle, value) }
     @inlinable @inline(__always) package func take() -> UInt? {
         var value: UInt = 0

@@ -37,6 +37,15 @@ package protocol QueueContender: AnyObject, Sendable {
     func put(_ value: UInt)
     /// Dequeue / pop; `nil` when empty.
     func take() -> UInt?
+    /// Waits until the memory the container deferred to a reclamation thread (liburcu's
+    /// call_rcu) has been given back, so that it is not reclaimed during another contender's
+    /// run. Called by the interleaved runner after each run, untimed; the default does nothing.
+    func drain()
+}
+
+extension QueueContender {
+    /// Nothing deferred to another thread: nothing to wait for.
+    package func drain() {}
 }
 
 /// What the threads of one benchmark do with the container, per round.

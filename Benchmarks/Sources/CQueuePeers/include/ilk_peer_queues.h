@@ -42,4 +42,9 @@ ILK_PEER_DECLARE(mutex_stack)
 
 #undef ILK_PEER_DECLARE
 
+/* Waits until every node the liburcu peers handed to call_rcu has been freed (urcu_memb_barrier):
+ * the end of a urcu_lfq or urcu_lfs run, so that its backlog is not drained during the next
+ * contender's run. Not inside a read-side critical section. */
+void ilk_peer_urcu_drain(void);
+
 #endif /* ILK_PEER_QUEUES_H */
