@@ -54,6 +54,8 @@
 #                      neighbour), each subject's wall and CPU ratio per load
 #   make bench-interleaved  the waiting workloads as interleaved rounds beside the same loads
 #                      (INTERLEAVED_ARGS: e.g. --rounds 15 --filter pool)
+#   make bench-chart-loaded  docs/benchmarks-loaded.svg from the last bench-interleaved run
+#                      (BENCH_PREFIX: that run's prefix, default loaded; installs matplotlib)
 
 SWIFT ?= swift
 # A TSan report makes the process exit non-zero at once instead of carrying on.
@@ -65,7 +67,7 @@ WARNINGS := -Xswiftc -warnings-as-errors
 STRESS_ARGS ?=
 
 
-.PHONY: contention contention-tsan profile-example test-nio stress test deps test-deps bench-deps docs example compile-failures witness-inlining unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded bench-interleaved test-hosts
+.PHONY: contention contention-tsan profile-example test-nio stress test deps test-deps bench-deps docs example compile-failures witness-inlining unit unit-tsan stress-tsan stress-inject lock-order verify soak soak-short bench bench-ratios bench-chart bench-spread bench-loaded bench-interleaved bench-chart-loaded test-hosts
 
 deps:
 	@scripts/ensure-deps.sh
@@ -231,6 +233,12 @@ INTERLEAVED_ARGS ?=
 
 bench-interleaved: bench-deps
 	SWIFT="$(SWIFT)" INTERLEAVED_ARGS="$(INTERLEAVED_ARGS)" scripts/bench-loaded.sh --interleaved $(BENCH_LOADS)
+
+# Draws docs/benchmarks-loaded.svg from the Markdown of the last bench-interleaved run.
+bench-chart-loaded:
+	@python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install --quiet matplotlib
+	cd Benchmarks && python3 chart_loaded.py "$${TMPDIR:-/tmp}/interlock-bench-$${BENCH_PREFIX:-loaded}-interleaved.md" \
+		--output ../docs/benchmarks-loaded.svg
 
 # Runs the suite BENCH_RUNS times into the baselines run1...runN, then prints each ratio's spread.
 BENCH_RUNS ?= 5

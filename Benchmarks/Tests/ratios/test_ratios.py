@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Tests of ratios.py: percentiles rebuilt from hdrhistogram-swift's encoding, grouping by the
-"<Workload> / <threads> / <Contender>" convention, ratios to the fastest peer, and --limit.
+"<Workload> / <threads> / <Contender>" convention, ratios to the fastest peer, and --limit; and
+of the rows the two charts draw (chart.py, chart_loaded.py).
 
 Run: python3 Benchmarks/Tests/ratios/test_ratios.py   (no third-party modules)
 """
@@ -224,6 +225,66 @@ class ChartRowsTest(unittest.TestCase):
         self.assertEqual(rows[0][1:], ("Mutex lock+unlock, 1 thread", 0.8))
         self.assertEqual(sorted(row[1] for row in rows[1:3]),
                          ["Once done, 1 thread (Lazy)", "Once done, 1 thread (Once)"])
+
+
+class LoadedChartTest(unittest.TestCase):
+    """chart_loaded.py's reading of the interleaved runner's Markdown: the loads in file order,
+    only the summary tables' rows, a subject named when a workload has several, a load missing
+    for a workload left empty, ratios without a peer ("-") left out (no matplotlib needed)."""
+
+    TEXT = """## Load: quiet
+
+### Mutex shared counter / 2 threads
+
+| Contender | median ns/op | range ns/op | ratio to fastest peer | CPU ns/op | CPU ratio | near | far |
+|---|---:|---:|---:|---:|---:|---:|---:|
+| **Interlock Lock** | 9.0 | 8-10 | 0.500 | 18.0 | 0.600 | - | - |
+
+### Summary: Load: quiet
+
+| Workload | Interlock contender | fastest peer | ratio | CPU ratio | paired | near | far |
+|---|---|---|---:|---:|---:|---:|---:|
+| Mutex shared counter / 2 threads | Interlock Lock | pthread mutex | 0.500 | 0.600 | 0.51, 9 of 9 | - | - |
+| Once cold race / 4 threads | Interlock Once | Mutex | 1.200 | 0.900 | 1.1, 3 of 9 | - | - |
+| Once cold race / 4 threads | Interlock Lazy | Mutex | 0.800 | 0.700 | 0.8, 7 of 9 | - | - |
+| Lonely / 2 threads | Interlock Thing | - | - | - | - | - | - |
+
+## Load: neighbour
+
+### Summary: Load: neighbour
+
+| Workload | Interlock contender | fastest peer | ratio | CPU ratio | paired | near | far |
+|---|---|---|---:|---:|---:|---:|---:|
+| Mutex shared counter / 2 threads | Interlock Lock | pthread mutex | 1.100 | 0.950 | 1.05, 4 of 9 | - | - |
+"""
+
+    def test_parse_and_rows(self):
+        import chart_loaded
+        rows, loads = chart_loaded.parse(self.TEXT)
+        self.assertEqual(loads, ["quiet", "neighbour"])
+        self.assertEqual(rows[("Mutex shared counter / 2 threads", "Interlock Lock")],
+                         {"quiet": (0.5, 0.6), "neighbour": (1.1, 0.95)})
+        self.assertNotIn(("Lonely / 2 threads", "Interlock Thing"), rows)
+        chart = chart_loaded.chart_rows(rows, loads)
+        self.assertEqual([row[0] for row in chart], ["Mutex shared counter / 2 threads",
+                                                      "Once cold race / 4 threads (Once)",
+                                                      "Once cold race / 4 threads (Lazy)"])
+        self.assertEqual(chart[0][1], [("quiet", 0.5, 0.6), ("neighbour", 1.1, 0.95)])
+        self.assertEqual(chart[1][1], [("quiet", 1.2, 0.9), None])
+
+    def test_input_without_a_summary_fails_with_its_path(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as file:
+            file.write("## Load: quiet\n\nnothing here\n")
+        try:
+            result = subprocess.run([sys.executable, os.path.join(os.path.dirname(SCRIPT), "chart_loaded.py"),
+                                     file.name, "--output", file.name + ".svg"],
+                                    capture_output=True, text=True)
+            self.assertNotEqual(result.returncode, 0)
+            self.assertIn(file.name, result.stderr)
+            self.assertFalse(os.path.exists(file.name + ".svg"))
+        finally:
+            os.unlink(file.name)
+
 
 if __name__ == "__main__":
     unittest.main()
