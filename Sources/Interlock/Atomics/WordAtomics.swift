@@ -9,19 +9,14 @@
 // shim's functions stayed calls there: `ilk_atomic_cas_value_u32` for the lock, and
 // `ilk_flag_asm_usable` plus `ilk_mutex_release_asm` for the unlock, in a release build of a
 // dependent (objdump). A `Synchronization.Atomic` operation is lowered by IRGen itself to an
-// LLVM atomic instruction, never a call, so there is nothing left to inline: `Lock` through
-// `any Locking` went from 8.1 to 5.6 ns per lock+unlock, with 5.25 ns direct (the deciding
-// figure; the other rows: Benchmarks/README.md, "Lock fast paths through a protocol witness").
-// The mutex release stays in C (ilk_mutex.h, `ilk_mutex_release`): the builtin decrement is
-// `lock xadd` and a compare, slower than `lock subl` and its flags; it is one function, so a
-// witness pays one call for it.
-//
-// The same holds for ReadWriteLock (`_Word64`; its read unlock is one C function,
-// `ilk_rwlock_reader_leave`), Semaphore (`_WordInt64`) and WaitGroup. Deciding figure: a read
-// lock+unlock through a witness, 95 % reads on 2 threads, 8.5-10.0 -> 4.0-4.3 ns (Concurrency
-// Kit's rwlock 5.0-5.8); the other rows are in Benchmarks/README.md ("ReadWriteLock through a
-// witness", "Semaphore and WaitGroup after their fast-path change"). `make witness-inlining`
-// keeps every fast path inside a dependent's witnesses free of shim calls.
+// LLVM atomic instruction, never a call. Deciding figure: `Lock` through `any Locking`, 8.1 -> 5.6
+// ns per lock+unlock. ReadWriteLock, Semaphore and WaitGroup do the same; every row is in
+// Benchmarks/README.md ("Lock fast paths through a protocol witness", "ReadWriteLock through a
+// witness", "Semaphore and WaitGroup after their fast-path change").
+// The mutex release and the read unlock stay one C function each (`ilk_mutex_release`,
+// `ilk_rwlock_reader_leave`): `lock subl` and its flags beat the builtin's `lock xadd` and a
+// compare. `make witness-inlining` keeps every fast path inside a dependent's witnesses free of
+// other shim calls.
 //
 // Mixed access: the slow paths (C, and Swift calling the C shim) reach the same words with
 // C11 `__atomic` builtins of the same size. Both are atomic operations on the same location in

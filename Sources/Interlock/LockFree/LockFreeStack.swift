@@ -46,22 +46,17 @@
 // fixed scripts, the classic ABA schedule among them), and catches a pop that leaves the
 // generation unchanged.
 //
-// Why the node is reusable at once. Before, a popped node waited out a grace period, which
-// liburcu's worker completes in rounds separated by a 10 ms nap: beside a neighbour process
-// push malloc'ed 15-23 % of its nodes, and 20 % of the stack's samples were in glibc's malloc
-// (Benchmarks/README.md, "The stack beside the neighbour"). Concurrency Kit's ck_stack on a
-// free list, the peer that led the row, recycles at once the same way (a generation-counted
-// double-width CAS on pop).
+// Why the node is reusable at once. Waiting out a grace period before reuse made push malloc
+// 15-23 % of its nodes beside a neighbour process (Benchmarks/README.md, "The stack beside the
+// neighbour"); a generation-counted double-width CAS on pop makes immediate reuse safe, as in
+// Concurrency Kit's ck_stack.
 //
-// Why a double-width CAS, and not a tag in the pointer's spare bits. Recycling at once is safe
-// only with a generation that does not repeat (I3): a word beside the pointer, changed with it
-// by `lock cmpxchg16b` (4.9 ns uncontended on the 2-vCPU development VM, against 2.4 for an
-// 8-byte `lock cmpxchg`). Boost.Lockfree packs a 16-bit tag into the pointer's top bits
-// instead: it repeats after 65,536 pops, so a pop preempted across them can swing head to a
-// node that has left the stack, and it assumes 48-bit addresses. Its price, measured: an 8-byte
-// tagged build of this stack beside a neighbour process read 0.77-1.05 of Boost's time where
-// this one reads 1.00-1.15 (one producer, one consumer; six alternations; Benchmarks/README.md,
-// "The container rows again"). Kept for the proof.
+// Why a double-width CAS, not a tag in the pointer's spare bits (Boost.Lockfree's 16-bit tag):
+// such a tag repeats after 65,536 pops, so a pop preempted across them could swing head to a
+// node that has left the stack; only a generation that does not repeat (I3) keeps the proof.
+// Its price, the deciding figure: beside a neighbour process this stack reads 1.00-1.15 of
+// Boost's time, an 8-byte tagged build 0.77-1.05 (Benchmarks/README.md, "The container rows
+// again").
 //
 // Contention. A push or pop whose CAS lost backs off exponentially (1, 2, 4, ... up to 32
 // pauses, `_LockFreeBackoff`) before retrying, so the line holding head stays with one core
